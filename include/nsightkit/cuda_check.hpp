@@ -1,0 +1,116 @@
+/**
+ * @file cuda_check.hpp
+ * @brief nsightkit::CudaError and the NSIGHTKIT_CUDA_CHECK macros.
+ *
+ * @code
+ * NSIGHTKIT_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, stream));
+ * // on failure throws nsightkit::CudaError:
+ * // "CUDA error: cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, stream) returned
+ * //  cudaErrorInvalidValue (1): invalid argument at train.cpp:42"
+ * @endcode
+ *
+ * In destructors and other places that must not throw, use NSIGHTKIT_CUDA_CHECK_NOTHROW: it
+ * reports the error on stderr and tolerates `cudaErrorCudartUnloading` (the runtime shutting
+ * down before static destructors run).
+ *
+ * Not instrumentation: works the same under `NSIGHTKIT_DISABLE`. Needs the CUDA runtime headers
+ * (NSIGHTKIT_HAS_CUDA) and, where used, linking against cudart.
+ */
+#pragma once
+
+#include <nsightkit/config.hpp>
+
+#if !NSIGHTKIT_HAS_CUDA
+#error "nsightkit/cuda_check.hpp needs the CUDA runtime headers (cuda_runtime_api.h)"
+#endif
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+
+/**
+ * @brief A failed CUDA runtime call: the error code, the call's text and where it was made.
+ *
+ * what() reads "CUDA error: <call> returned <name> (<code>): <description> at <file>:<line>".
+ */
+class CudaError : public std::runtime_error {
+ public:
+  /// An error for `code` returned by `call` at `file`:`line`.
+  CudaError(cudaError_t code, char const* call, char const* file, int line)
+      : std::runtime_error{make_message(code, call, file, line)},
+        code_{code},
+        call_{call == nullptr ? "" : call},
+        file_{file == nullptr ? "" : file},
+        line_{line} {}
+
+  /// The CUDA error code.
+  [[nodiscard]] cudaError_t code() const noexcept { return code_; }
+  /// The text of the failed call.
+  [[nodiscard]] std::string const& call() const noexcept { return call_; }
+  /// The source file of the call.
+  [[nodiscard]] std::string const& file() const noexcept { return file_; }
+  /// The source line of the call.
+  [[nodiscard]] int line() const noexcept { return line_; }
+
+  /// The message what() returns, for callers that build their own reports.
+  static std::string make_message(cudaError_t code, char const* call, char const* file, int line) {
+    char const* name = cudaGetErrorName(code);
+    char const* text = cudaGetErrorString(code);
+    std::string m = "CUDA error: ";
+    m += call == nullptr ? "<call>" : call;
+    m += " returned ";
+    m += name == nullptr ? "unknown error" : name;
+    m += " (" + std::to_string(static_cast<int>(code)) + "): ";
+    m += text == nullptr ? "" : text;
+    m += " at ";
+    m += file == nullptr ? "<file>" : file;
+    m += ":" + std::to_string(line);
+    return m;
+  }
+
+ private:
+  cudaError_t code_;
+  std::string call_;
+  std::string file_;
+  int line_;
+};
+
+namespace detail {
+
+/// Throws CudaError for a failed call; clears the runtime's last (non-sticky) error first.
+inline void cuda_check(cudaError_t code, char const* call, char const* file, int line) {
+  if (code == cudaSuccess) return;
+  (void)cudaGetLastError();
+  throw CudaError{code, call, file, line};
+}
+
+/// Reports a failed call on stderr instead of throwing; returns the code.
+inline cudaError_t cuda_check_nothrow(cudaError_t code, char const* call, char const* file,
+                                      int line) noexcept {
+  if (code == cudaSuccess || code == cudaErrorCudartUnloading) return code;
+  (void)cudaGetLastError();
+  char const* name = cudaGetErrorName(code);
+  char const* text = cudaGetErrorString(code);
+  std::fprintf(stderr, "nsightkit: CUDA error: %s returned %s (%d): %s at %s:%d\n",
+               call == nullptr ? "<call>" : call, name == nullptr ? "unknown" : name,
+               static_cast<int>(code), text == nullptr ? "" : text, file == nullptr ? "" : file,
+               line);
+  return code;
+}
+
+}  // namespace detail
+
+NSIGHTKIT_DETAIL_END_NAMESPACE
+
+/// Evaluates a CUDA runtime call and throws nsightkit::CudaError unless it returned cudaSuccess.
+#define NSIGHTKIT_CUDA_CHECK(call)                                                                 \
+  ::nsightkit::detail::cuda_check((call), #call, __FILE__, __LINE__)
+
+/// Evaluates a CUDA runtime call; on failure prints the error to stderr (never throws) and yields
+/// the error code. cudaErrorCudartUnloading is accepted silently.
+#define NSIGHTKIT_CUDA_CHECK_NOTHROW(call)                                                         \
+  ::nsightkit::detail::cuda_check_nothrow((call), #call, __FILE__, __LINE__)

@@ -1,0 +1,35 @@
+// Internal: the OS thread id NVTX expects for thread naming.
+#pragma once
+
+#include <nsightkit/config.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <thread>
+
+#if defined(_WIN32)
+#include <processthreadsapi.h>
+#elif defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+
+/// The kernel's id of the calling thread (what nsys shows as TID), cached per thread.
+inline std::uint32_t os_thread_id() noexcept {
+  thread_local std::uint32_t const id = [] {
+#if defined(_WIN32)
+    return static_cast<std::uint32_t>(GetCurrentThreadId());
+#elif defined(__linux__)
+    return static_cast<std::uint32_t>(::syscall(SYS_gettid));
+#else
+    return static_cast<std::uint32_t>(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+#endif
+  }();
+  return id;
+}
+
+}  // namespace detail
+NSIGHTKIT_DETAIL_END_NAMESPACE

@@ -1,0 +1,15 @@
+/**
+ * @file nsightkit.hpp
+ * @brief Umbrella header: includes every public nsightkit header.
+ *
+ * The testing helper (<nsightkit/testing.hpp>) is not included: it is a test tool.
+ */
+#pragma once
+
+#include <nsightkit/attributes.hpp>
+#include <nsightkit/config.hpp>
+#include <nsightkit/range.hpp>
+
+#if NSIGHTKIT_HAS_CUDA
+#include <nsightkit/cuda_check.hpp>
+#endif

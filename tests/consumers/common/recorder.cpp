@@ -1,0 +1,2 @@
+#define NSIGHTKIT_TESTING_INSTALL_RECORDER
+#include <nsightkit/testing.hpp>
