@@ -1,0 +1,48 @@
+// Internal: the contract between the capture window (capture.hpp) and in-process consumers such as
+// the report (report.hpp), so neither header needs the other.
+//
+// - A capture-window step range carries Category{step_category_id, step_category_name}; consumers
+//   treat such ranges as step boundaries (not as path components).
+// - capture_state says whether a capture window is currently active (between cudaProfilerStart and
+//   cudaProfilerStop, or the NVTX window range), so a consumer can aggregate captured steps only.
+#pragma once
+
+#include <nsightkit/attributes.hpp>
+#include <nsightkit/config.hpp>
+
+#include <atomic>
+#include <cstdint>
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+
+/// Category id of capture-window step ranges ("NSK" + 1).
+inline constexpr std::uint32_t step_category_id = 0x4E534B01u;
+/// Category name of capture-window step ranges, as the tools show it.
+inline constexpr char const* step_category_name = "nsightkit step";
+
+/// The category a step range carries.
+inline constexpr Category step_category() noexcept {
+  return Category{step_category_id, step_category_name};
+}
+
+/// True when `a` marks a capture-window step range.
+inline bool is_step_range(Attributes const& a) noexcept {
+  return a.has_category() && a.category().id() == step_category_id;
+}
+
+/// Process-wide capture status, written by CaptureWindow, read by consumers.
+struct CaptureState {
+  std::atomic<int> active_windows{0};        ///< windows currently in their active phase
+  std::atomic<std::int64_t> last_step{-1};   ///< number of the most recent step begun
+};
+
+NSIGHTKIT_DETAIL_VISIBLE inline CaptureState capture_state{};
+
+/// True while at least one capture window is active.
+inline bool capture_active() noexcept {
+  return capture_state.active_windows.load(std::memory_order_acquire) > 0;
+}
+
+}  // namespace detail
+NSIGHTKIT_DETAIL_END_NAMESPACE
