@@ -65,9 +65,11 @@ int main() {
   auto const events = recorder->range_events();
   std::printf("%zu NVTX range events recorded in-process (%zu still open):\n", events.size(),
               recorder->open_ranges());
+  int level = 0;  // nesting across all domains, for display
   for (auto const& e : events) {
-    std::printf("  %*s%s\n", 2 * (e.kind == nsk::testing::EventKind::pop ? e.depth - 1 : (e.depth > 0 ? e.depth - 1 : 0)),
-                "", e.describe().c_str());
+    if (e.kind == nsk::testing::EventKind::pop && level > 0) --level;
+    std::printf("  %*s%s\n", 2 * level, "", e.describe().c_str());
+    if (e.kind == nsk::testing::EventKind::push) ++level;
   }
   return recorder->open_ranges() == 0 ? 0 : 1;
 }

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs what nsightkit's build, tests, examples and benchmarks need from Debian's packages.
+# The CUDA toolkit is not a Debian package here: it is used when found (nvcc on PATH or
+# /usr/local/cuda); without it the CUDA parts are skipped and ranges still build from NVTX headers
+# found elsewhere (see cmake/nsightkitDependencies.cmake).
+set -euo pipefail
+packages=(cmake ninja-build g++ clang libclang-rt-dev libfmt-dev catch2 libbenchmark-dev pkg-config python3 binutils)
+sudo=""
+if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+echo "dependencies installed: ${packages[*]}"

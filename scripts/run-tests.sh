@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs every nsightkit test on this machine: the same script CI runs (.ci/run).
+#   1. g++  (RelWithDebInfo): all tests, examples and benchmarks built; nvcc TUs when CUDA exists
+#   2. clang++ with AddressSanitizer + UndefinedBehaviorSanitizer: all CPU tests
+#   3. g++ with NSIGHTKIT_DISABLE=ON: the whole suite again, proving the disabled build silent
+#   4. clang++ with ThreadSanitizer: the tests labelled "tsan"
+# Tests labelled "gpu" report themselves skipped where no CUDA device exists.
+# Usage: scripts/run-tests.sh [--no-install]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+if [ "${1:-}" != "--no-install" ]; then "$root/scripts/install-deps.sh"; fi
+if [ -d /usr/local/cuda/bin ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
+jobs=$(nproc 2>/dev/null || echo 2)
+out="$root/build/ci"
+failed=()
+
+run_suite() {  # name, ctest args, cmake args...
+  local name=$1 ctest_args=$2; shift 2
+  echo "::: [$name] configure"
+  cmake -S "$root" -B "$out/$name" -G Ninja "$@" >"$out/$name.configure.log" 2>&1 \
+    || { cat "$out/$name.configure.log"; failed+=("$name (configure)"); return; }
+  echo "::: [$name] build"
+  if ! cmake --build "$out/$name" -j "$jobs" >"$out/$name.build.log" 2>&1; then
+    grep -E "error|Error" -A3 "$out/$name.build.log" | head -60; failed+=("$name (build)"); return
+  fi
+  echo "::: [$name] test"
+  # shellcheck disable=SC2086
+  if ! ctest --test-dir "$out/$name" -j "$jobs" --output-on-failure $ctest_args; then
+    failed+=("$name (tests)")
+  fi
+}
+
+mkdir -p "$out"
+run_suite gcc "" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=g++
+run_suite clang-asan "-LE gpu" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DNSIGHTKIT_CUDA=OFF \
+  -DNSIGHTKIT_BUILD_BENCHMARKS=OFF \
+  "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+run_suite disabled "-LE gpu" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=g++ -DNSIGHTKIT_CUDA=OFF \
+  -DNSIGHTKIT_DISABLE=ON
+run_suite clang-tsan "-L tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DNSIGHTKIT_CUDA=OFF \
+  -DNSIGHTKIT_BUILD_BENCHMARKS=OFF -DNSIGHTKIT_BUILD_EXAMPLES=OFF "-DCMAKE_CXX_FLAGS=-fsanitize=thread"
+
+if [ ${#failed[@]} -ne 0 ]; then
+  echo "FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "all suites passed: gcc, clang-asan, disabled, clang-tsan"
