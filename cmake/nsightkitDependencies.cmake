@@ -8,7 +8,8 @@
 #   2. find_package(nvtx3 CONFIG), then find_package(nvtx CONFIG)
 #   3. the CUDA toolkit through FindCUDAToolkit (CMake >= 3.25: CUDA::nvtx3)
 #   4. NSIGHTKIT_NVTX3_INCLUDE_DIR, or a search for nvtx3/nvtx3.hpp
-# fmt: fmt::fmt, else fmt::fmt-header-only.
+# fmt: NSIGHTKIT_FMT_TARGET if set (e.g. fmt::fmt-header-only, for binaries that must run where
+# libfmt is not installed), else fmt::fmt, else fmt::fmt-header-only.
 include_guard(GLOBAL)
 
 function(_nsightkit_nvtx_target out)
@@ -58,6 +59,16 @@ function(_nsightkit_nvtx_target out)
 endfunction()
 
 function(_nsightkit_fmt_target out)
+  if(NSIGHTKIT_FMT_TARGET)
+    if(NOT TARGET ${NSIGHTKIT_FMT_TARGET})
+      find_package(fmt CONFIG REQUIRED)
+    endif()
+    if(NOT TARGET ${NSIGHTKIT_FMT_TARGET})
+      message(FATAL_ERROR "nsightkit: NSIGHTKIT_FMT_TARGET=${NSIGHTKIT_FMT_TARGET} is not a target")
+    endif()
+    set(${out} ${NSIGHTKIT_FMT_TARGET} PARENT_SCOPE)
+    return()
+  endif()
   if(NOT TARGET fmt::fmt AND NOT TARGET fmt::fmt-header-only)
     find_package(fmt CONFIG REQUIRED)
   endif()
