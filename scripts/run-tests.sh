@@ -32,14 +32,15 @@ run_suite() {  # name, ctest args, cmake args...
 }
 
 mkdir -p "$out"
-run_suite gcc "" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=g++
-run_suite clang-asan "-LE gpu" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DNSIGHTKIT_CUDA=OFF \
-  -DNSIGHTKIT_BUILD_BENCHMARKS=OFF \
-  "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+run_suite gcc "--no-tests=error" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=g++
+asan="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+run_suite clang-asan "-LE gpu" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
+  -DNSIGHTKIT_CUDA=OFF -DNSIGHTKIT_BUILD_BENCHMARKS=OFF "-DCMAKE_CXX_FLAGS=$asan" "-DCMAKE_C_FLAGS=$asan"
 run_suite disabled "-LE gpu" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=g++ -DNSIGHTKIT_CUDA=OFF \
   -DNSIGHTKIT_DISABLE=ON
-run_suite clang-tsan "-L tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DNSIGHTKIT_CUDA=OFF \
-  -DNSIGHTKIT_BUILD_BENCHMARKS=OFF -DNSIGHTKIT_BUILD_EXAMPLES=OFF "-DCMAKE_CXX_FLAGS=-fsanitize=thread"
+run_suite clang-tsan "-L tsan --no-tests=error" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_C_COMPILER=clang -DNSIGHTKIT_CUDA=OFF -DNSIGHTKIT_BUILD_BENCHMARKS=OFF -DNSIGHTKIT_BUILD_EXAMPLES=OFF \
+  "-DCMAKE_CXX_FLAGS=-fsanitize=thread" "-DCMAKE_C_FLAGS=-fsanitize=thread"
 
 if [ ${#failed[@]} -ne 0 ]; then
   echo "FAILED: ${failed[*]}"

@@ -211,7 +211,7 @@ int side_effects = 0;
   return v;
 }
 void named_function() { NSIGHTKIT_FUNC_RANGE(); }
-void two_in_one_scope(int i) {
+void two_in_one_scope([[maybe_unused]] int i) {
   NSIGHTKIT_RANGE("first {}", i);
   NSIGHTKIT_RANGE("second");
   NSIGHTKIT_RANGE_IN(Model, "third {} {}", i, counted(i));

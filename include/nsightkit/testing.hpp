@@ -49,6 +49,7 @@ extern "C" int (*InitializeInjectionNvtx2_fnptr)(void const* (*)(std::uint32_t))
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -158,6 +159,7 @@ struct RecorderState {
   std::uint64_t sequence{0};
   std::uint64_t next_range_id{1};
   std::unordered_map<std::string, DomainInfo*> domains;
+  std::vector<std::unique_ptr<StringInfo>> strings;  // registered strings, alive for the process
   std::unordered_map<std::uint64_t, std::string> open_start_ranges;  // id -> domain
 
   static RecorderState& get() {
@@ -298,7 +300,13 @@ inline void cb_domain_name_category_w(nvtxDomainHandle_t d, std::uint32_t id, wc
   record(std::move(e));
 }
 inline nvtxStringHandle_t cb_register_string_text(nvtxDomainHandle_t d, std::string text) {
-  auto* info = new StringInfo{reinterpret_cast<DomainInfo const*>(d), text};
+  RecorderState& s = RecorderState::get();
+  StringInfo* info = nullptr;
+  {
+    std::lock_guard<std::mutex> lock{s.mutex};
+    s.strings.push_back(std::make_unique<StringInfo>(StringInfo{reinterpret_cast<DomainInfo const*>(d), text}));
+    info = s.strings.back().get();
+  }
   Event e = make(EventKind::register_string, d);
   e.message = std::move(text);
   record(std::move(e));
