@@ -2,6 +2,7 @@
 // directly, and loads a second plugin with dlopen(RTLD_LOCAL); both plugins are built with
 // -fvisibility=hidden. A sink registered in the host must see the ranges of both plugins: one
 // registry per process.
+#include <nsightkit/detail/sinks.hpp>  // not included by range.hpp when disabled
 #include <nsightkit/range.hpp>
 
 #include <catch2/catch.hpp>

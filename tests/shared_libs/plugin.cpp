@@ -1,6 +1,7 @@
 // A shared library that embeds nsightkit, built with -fvisibility=hidden like many real plugins.
 // Exposes a sink of its own and an instrumented function, to test that nsightkit's process-wide
 // state (the sink registry) is one per process across libraries.
+#include <nsightkit/detail/sinks.hpp>  // not included by range.hpp when disabled
 #include <nsightkit/range.hpp>
 
 #include <atomic>
