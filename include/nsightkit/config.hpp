@@ -69,6 +69,16 @@
 #define NSIGHTKIT_DETAIL_VISIBLE
 #endif
 
+// Keeps the slow path (a tool or consumer listens) out of line, so the inlined fast path of a range
+// is a load and a branch with nothing materialised before it.
+#if defined(__GNUC__) || defined(__clang__)
+#define NSIGHTKIT_DETAIL_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define NSIGHTKIT_DETAIL_NOINLINE __declspec(noinline)
+#else
+#define NSIGHTKIT_DETAIL_NOINLINE
+#endif
+
 #define NSIGHTKIT_DETAIL_STR(x) #x
 #define NSIGHTKIT_DETAIL_XSTR(x) NSIGHTKIT_DETAIL_STR(x)
 #define NSIGHTKIT_DETAIL_CAT_(a, b) a##b

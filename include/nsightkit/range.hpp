@@ -106,16 +106,22 @@ inline Emitted emit(Attributes const& a, char const* text, std::size_t len,
   return r;
 }
 
+/// True when an emission would reach anyone: an NVTX tool or an nsightkit sink. The fast path.
+template <class D>
+inline bool should_emit() noexcept {
+  return nvtx_listening<D>() || sinks_active();
+}
+
 /// A name known to outlive the call: registered once per domain and content.
 template <class D, Op op>
-inline Emitted emit_static(Attributes const& a, char const* text) noexcept {
+NSIGHTKIT_DETAIL_NOINLINE inline Emitted emit_static(Attributes const& a, char const* text) noexcept {
   if (text == nullptr) text = "";
   return emit<D, op>(a, text, std::size_t(-1), [text] { return registered_string<D>(text); });
 }
 
 /// A name at a macro call site: registered once for the site.
 template <class D, Op op, class Site>
-inline Emitted emit_site(Attributes const& a, char const* text) noexcept {
+NSIGHTKIT_DETAIL_NOINLINE inline Emitted emit_site(Attributes const& a, char const* text) noexcept {
   return emit<D, op>(a, text, std::size_t(-1), [text] {
     static nvtxStringHandle_t const h = nvtxDomainRegisterStringA(domain_handle<D>(), text);
     return h;
@@ -150,24 +156,31 @@ inline void format_name(fmt::memory_buffer& buf, fmt::string_view f, Args&... ar
 #endif
 }
 
-/// Formats the name only when something listens, then emits it.
+/// Formats the name, then emits it (call only when should_emit<D>()).
 template <class D, Op op, class... Args>
-inline Emitted emit_formatted(Attributes const& a, fmt::string_view f, Args&... args) noexcept {
-  if (!nvtx_listening<D>() && !sinks_active()) return {};
+NSIGHTKIT_DETAIL_NOINLINE inline Emitted emit_formatted_slow(Attributes const& a, fmt::string_view f,
+                                                             Args&... args) noexcept {
   fmt::memory_buffer buf;
   format_name(buf, f, args...);
   if (buf.size() == 0) return {};
   return emit_dynamic<D, op>(a, buf.data(), buf.size() - 1);
 }
 
+/// Formats the name only when something listens, then emits it.
+template <class D, Op op, class... Args>
+inline Emitted emit_formatted(Attributes const& a, fmt::string_view f, Args&... args) noexcept {
+  if (!should_emit<D>()) return {};
+  return emit_formatted_slow<D, op>(a, f, args...);
+}
+
 template <class D>
-inline void end_push(Emitted const& e) noexcept {
+NSIGHTKIT_DETAIL_NOINLINE inline void end_push(Emitted const& e) noexcept {
   if (e.nvtx) nvtxDomainRangePop(domain_handle<D>());
   if (e.sinks) for_each_sink([](RangeSink& s) { s.on_pop(D::name); });
 }
 
 template <class D>
-inline void end_start(Emitted const& e) noexcept {
+NSIGHTKIT_DETAIL_NOINLINE inline void end_start(Emitted const& e) noexcept {
   if (e.nvtx) nvtxDomainRangeEnd(domain_handle<D>(), e.nvtx_id);
   if (e.sinks) for_each_sink([&](RangeSink& s) { s.on_end(e.sink_id); });
 }
@@ -193,12 +206,18 @@ template <class D>
 class ScopedRangeIn {
  public:
   /// A range with a fixed name (registered with the tool once per domain).
-  explicit ScopedRangeIn(char const* name) noexcept : ScopedRangeIn(Attributes{}, name) {}
+  explicit ScopedRangeIn(char const* name) noexcept {
+#if NSIGHTKIT_ENABLED
+    if (detail::should_emit<D>()) keep(detail::emit_static<D, detail::Op::push>(Attributes{}, name));
+#else
+    (void)name;
+#endif
+  }
 
   /// A range with a fixed name and attributes.
   ScopedRangeIn(Attributes const& attributes, char const* name) noexcept {
 #if NSIGHTKIT_ENABLED
-    emitted_ = detail::emit_static<D, detail::Op::push>(attributes, name);
+    if (detail::should_emit<D>()) keep(detail::emit_static<D, detail::Op::push>(attributes, name));
 #else
     (void)attributes;
     (void)name;
@@ -211,7 +230,9 @@ class ScopedRangeIn {
   /// A range named by a run-time string, with attributes.
   ScopedRangeIn(Attributes const& attributes, std::string const& name) noexcept {
 #if NSIGHTKIT_ENABLED
-    emitted_ = detail::emit_dynamic<D, detail::Op::push>(attributes, name.c_str(), name.size());
+    if (detail::should_emit<D>()) {
+      keep(detail::emit_dynamic<D, detail::Op::push>(attributes, name.c_str(), name.size()));
+    }
 #else
     (void)attributes;
     (void)name;
@@ -228,7 +249,7 @@ class ScopedRangeIn {
   ScopedRangeIn(Attributes const& attributes, fmt::format_string<A0, As...> format, A0&& a0,
                 As&&... as) noexcept {
 #if NSIGHTKIT_ENABLED
-    emitted_ = detail::emit_formatted<D, detail::Op::push>(attributes, format, a0, as...);
+    keep(detail::emit_formatted<D, detail::Op::push>(attributes, format, a0, as...));
 #else
     (void)attributes;
     (void)format;
@@ -240,7 +261,7 @@ class ScopedRangeIn {
   template <class Site>
   ScopedRangeIn(detail::SiteTag<Site>, char const* name) noexcept {
 #if NSIGHTKIT_ENABLED
-    emitted_ = detail::emit_site<D, detail::Op::push, Site>(Attributes{}, name);
+    if (detail::should_emit<D>()) keep(detail::emit_site<D, detail::Op::push, Site>(Attributes{}, name));
 #else
     (void)name;
 #endif
@@ -255,7 +276,9 @@ class ScopedRangeIn {
       (void)checked;
 #if NSIGHTKIT_ENABLED
       (void)site;
-      emitted_ = detail::emit_site<D, detail::Op::push, Site>(Attributes{}, literal);
+      if (detail::should_emit<D>()) {
+        keep(detail::emit_site<D, detail::Op::push, Site>(Attributes{}, literal));
+      }
 #else
       (void)site;
       (void)literal;
@@ -265,7 +288,7 @@ class ScopedRangeIn {
       (void)site;
       (void)literal;
 #if NSIGHTKIT_ENABLED
-      emitted_ = detail::emit_formatted<D, detail::Op::push>(Attributes{}, format, as...);
+      keep(detail::emit_formatted<D, detail::Op::push>(Attributes{}, format, as...));
 #else
       (void)format;
       ((void)as, ...);
@@ -282,10 +305,20 @@ class ScopedRangeIn {
 
 #if NSIGHTKIT_ENABLED
   /// Pops the range from wherever it was pushed.
-  ~ScopedRangeIn() noexcept { detail::end_push<D>(emitted_); }
+  ~ScopedRangeIn() noexcept {
+    if (reached_ != 0) {
+      detail::Emitted e;
+      e.nvtx = (reached_ & 1u) != 0;
+      e.sinks = (reached_ & 2u) != 0;
+      detail::end_push<D>(e);
+    }
+  }
 
  private:
-  detail::Emitted emitted_{};
+  void keep(detail::Emitted const& e) noexcept {
+    reached_ = static_cast<std::uint8_t>((e.nvtx ? 1u : 0u) | (e.sinks ? 2u : 0u));
+  }
+  std::uint8_t reached_{0};  // bit 0: NVTX push made; bit 1: sinks notified
 #endif
 };
 
@@ -308,12 +341,18 @@ template <class D>
 class UniqueRangeIn {
  public:
   /// A started range with a fixed name.
-  explicit UniqueRangeIn(char const* name) noexcept : UniqueRangeIn(Attributes{}, name) {}
+  explicit UniqueRangeIn(char const* name) noexcept {
+#if NSIGHTKIT_ENABLED
+    if (detail::should_emit<D>()) emitted_ = detail::emit_static<D, detail::Op::start>(Attributes{}, name);
+#else
+    (void)name;
+#endif
+  }
 
   /// A started range with a fixed name and attributes.
   UniqueRangeIn(Attributes const& attributes, char const* name) noexcept {
 #if NSIGHTKIT_ENABLED
-    emitted_ = detail::emit_static<D, detail::Op::start>(attributes, name);
+    if (detail::should_emit<D>()) emitted_ = detail::emit_static<D, detail::Op::start>(attributes, name);
 #else
     (void)attributes;
     (void)name;
@@ -326,7 +365,9 @@ class UniqueRangeIn {
   /// A started range named by a run-time string, with attributes.
   UniqueRangeIn(Attributes const& attributes, std::string const& name) noexcept {
 #if NSIGHTKIT_ENABLED
-    emitted_ = detail::emit_dynamic<D, detail::Op::start>(attributes, name.c_str(), name.size());
+    if (detail::should_emit<D>()) {
+      emitted_ = detail::emit_dynamic<D, detail::Op::start>(attributes, name.c_str(), name.size());
+    }
 #else
     (void)attributes;
     (void)name;
@@ -379,7 +420,7 @@ class UniqueRangeIn {
   /// Ends the range now; later calls and the destructor do nothing.
   void end() noexcept {
 #if NSIGHTKIT_ENABLED
-    detail::end_start<D>(std::exchange(emitted_, detail::Emitted{}));
+    if (emitted_.nvtx || emitted_.sinks) detail::end_start<D>(std::exchange(emitted_, detail::Emitted{}));
 #endif
   }
 
@@ -398,7 +439,7 @@ using UniqueRange = UniqueRangeIn<DefaultDomain>;
 template <class D>
 inline void mark_in(char const* name) noexcept {
 #if NSIGHTKIT_ENABLED
-  (void)detail::emit_static<D, detail::Op::mark>(Attributes{}, name);
+  if (detail::should_emit<D>()) (void)detail::emit_static<D, detail::Op::mark>(Attributes{}, name);
 #else
   (void)name;
 #endif
@@ -408,7 +449,7 @@ inline void mark_in(char const* name) noexcept {
 template <class D>
 inline void mark_in(Attributes const& attributes, char const* name) noexcept {
 #if NSIGHTKIT_ENABLED
-  (void)detail::emit_static<D, detail::Op::mark>(attributes, name);
+  if (detail::should_emit<D>()) (void)detail::emit_static<D, detail::Op::mark>(attributes, name);
 #else
   (void)attributes;
   (void)name;
