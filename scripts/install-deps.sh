@@ -4,7 +4,8 @@
 # /usr/local/cuda); without it the CUDA parts are skipped and ranges still build from NVTX headers
 # found elsewhere (see cmake/nsightkitDependencies.cmake).
 set -euo pipefail
-packages=(cmake ninja-build g++ clang libclang-rt-dev libfmt-dev catch2 libbenchmark-dev pkg-config python3 binutils)
+packages=(cmake ninja-build g++ clang libclang-rt-dev clang-format libfmt-dev catch2 libbenchmark-dev pkg-config
+  python3 python3-venv binutils doxygen)
 sudo=""
 if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
