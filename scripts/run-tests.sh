@@ -4,6 +4,7 @@
 #   2. clang++ with AddressSanitizer + UndefinedBehaviorSanitizer: all CPU tests
 #   3. g++ with NSIGHTKIT_DISABLE=ON: the whole suite again, proving the disabled build silent
 #   4. clang++ with ThreadSanitizer: the tests labelled "tsan"
+#   5. packaging: Conan 2 create (offline) and the vcpkg overlay port's install tree
 # Tests labelled "gpu" report themselves skipped where no CUDA device exists.
 # Usage: scripts/run-tests.sh [--no-install]
 set -euo pipefail
@@ -42,8 +43,20 @@ run_suite clang-tsan "-L tsan --no-tests=error" -DCMAKE_BUILD_TYPE=RelWithDebInf
   -DCMAKE_C_COMPILER=clang -DNSIGHTKIT_CUDA=OFF -DNSIGHTKIT_BUILD_BENCHMARKS=OFF -DNSIGHTKIT_BUILD_EXAMPLES=OFF \
   "-DCMAKE_CXX_FLAGS=-fsanitize=thread" "-DCMAKE_C_FLAGS=-fsanitize=thread"
 
+run_check() {  # name, command...
+  local name=$1; shift
+  echo "::: [$name]"
+  if ! "$@" >"$out/$name.log" 2>&1; then
+    tail -40 "$out/$name.log"; failed+=("$name")
+  else
+    tail -3 "$out/$name.log"
+  fi
+}
+run_check conan bash "$root/scripts/check-conan.sh" "$out/conan"
+run_check vcpkg-port bash "$root/scripts/check-vcpkg-port.sh" "$out/vcpkg"
+
 if [ ${#failed[@]} -ne 0 ]; then
   echo "FAILED: ${failed[*]}"
   exit 1
 fi
-echo "all suites passed: gcc, clang-asan, disabled, clang-tsan"
+echo "all suites passed: gcc, clang-asan, disabled, clang-tsan, conan, vcpkg-port"
