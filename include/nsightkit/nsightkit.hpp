@@ -8,8 +8,11 @@
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
+#include <nsightkit/pinned_stats.hpp>
 #include <nsightkit/range.hpp>
 
 #if NSIGHTKIT_HAS_CUDA
 #include <nsightkit/cuda_check.hpp>
+#include <nsightkit/pinned.hpp>
+#include <nsightkit/stream.hpp>
 #endif
