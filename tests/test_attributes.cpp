@@ -96,7 +96,7 @@ TEST_CASE("each payload kind is delivered exactly") {
   CHECK(ev[4].category == 0u);
 }
 
-TEST_CASE("a category is named once per domain and id; the first name wins") {
+TEST_CASE("a category is named once per domain and id, and the first name wins") {
   Recorder rec;
   for (int i = 0; i < 3; ++i) {
     ScopedRangeIn<Io> r{Category{300, "big-id"}, "a"};

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <nsightkit/attributes.hpp>
+#include <nsightkit/capture.hpp>
 #include <nsightkit/config.hpp>
 #include <nsightkit/pinned_stats.hpp>
 #include <nsightkit/range.hpp>

@@ -1,0 +1,130 @@
+// Internal: the grammar of a capture schedule given as text (the NSIGHTKIT_CAPTURE variable).
+//
+//   value    := "off" | "none" | "0"            (any case: capture switched off)
+//             | item ("," item)*
+//   item     := key "=" integer                  (blanks around key and integer are ignored)
+//   key      := "wait" | "warmup" | "active" | "repeat" | "skip_first"   (each at most once)
+//   integer  := digit+                           (0 .. 9223372036854775807; no sign, no suffix)
+//
+// `active` is required and at least 1; keys not given take CaptureSchedule's defaults (the
+// text replaces the code's schedule as a whole, it does not patch it).
+// Every function here reports problems as text (empty = fine), never by throwing, so the window
+// can choose between throwing and warning, and the code works without exceptions.
+#pragma once
+
+#include <nsightkit/config.hpp>
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+
+/// The fields of a schedule as parsed text, in CaptureSchedule's order.
+struct ParsedSchedule {
+  std::int64_t wait{0};
+  std::int64_t warmup{0};
+  std::int64_t active{0};
+  std::int64_t repeat{1};
+  std::int64_t skip_first{0};
+};
+
+inline bool is_blank(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/// `s` without leading and trailing blanks.
+inline std::string_view trim(std::string_view s) noexcept {
+  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+/// True for the words that switch capture off: "off", "none", "0" (any case).
+inline bool is_off_word(std::string_view s) noexcept {
+  s = trim(s);
+  auto equals_nocase = [s](std::string_view word) {
+    if (s.size() != word.size()) return false;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      char c = s[i];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      if (c != word[i]) return false;
+    }
+    return true;
+  };
+  return equals_nocase("off") || equals_nocase("none") || s == "0";
+}
+
+inline std::string quoted(std::string_view s) {
+  std::string q{"'"};
+  q.append(s.data(), s.size());
+  q += '\'';
+  return q;
+}
+
+/// Parses a non-negative decimal int64 ("0" .. "9223372036854775807"). Returns an error text
+/// naming `value` and `key`, or "" on success.
+inline std::string parse_count(std::string_view value, std::string_view key, std::int64_t& out) {
+  if (value.empty()) return "value of " + quoted(key) + " is empty";
+  std::uint64_t v = 0;
+  constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  for (char c : value) {
+    if (c < '0' || c > '9') {
+      return "value " + quoted(value) + " of " + quoted(key) +
+             " is not a non-negative integer (digits only)";
+    }
+    auto const digit = static_cast<std::uint64_t>(c - '0');
+    if (v > (max - digit) / 10) {
+      return "value " + quoted(value) + " of " + quoted(key) + " is out of range (at most " +
+             std::to_string(max) + ")";
+    }
+    v = v * 10 + digit;
+  }
+  out = static_cast<std::int64_t>(v);
+  return {};
+}
+
+/// Parses `text` (see the grammar above, without the "off" words) into `out`.
+/// Returns "" on success, else one sentence naming the bad part.
+inline std::string parse_schedule_text(std::string_view text, ParsedSchedule& out) {
+  static constexpr std::array<std::string_view, 5> keys{"wait", "warmup", "active", "repeat",
+                                                        "skip_first"};
+  std::array<bool, keys.size()> seen{};
+  ParsedSchedule r;
+  text = trim(text);
+  if (text.empty()) return "the schedule is empty";
+  std::size_t pos = 0;
+  while (true) {
+    std::size_t const comma = text.find(',', pos);
+    std::string_view const raw =
+        text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    std::string_view const item = trim(raw);
+    if (item.empty()) return "empty item (a stray comma?)";
+    std::size_t const eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      return "item " + quoted(item) + " is not key=value";
+    }
+    std::string_view const key = trim(item.substr(0, eq));
+    std::string_view const value = trim(item.substr(eq + 1));
+    std::size_t k = 0;
+    while (k < keys.size() && keys[k] != key) ++k;
+    if (k == keys.size()) {
+      return "unknown key " + quoted(key) + " (known: wait, warmup, active, repeat, skip_first)";
+    }
+    if (seen[k]) return "key " + quoted(key) + " is given twice";
+    seen[k] = true;
+    std::int64_t* const fields[] = {&r.wait, &r.warmup, &r.active, &r.repeat, &r.skip_first};
+    std::string err = parse_count(value, key, *fields[k]);
+    if (!err.empty()) return err;
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  if (!seen[2]) return "'active' is missing (how many steps to capture)";
+  if (r.active == 0) return "active=0 captures nothing (write \"off\" to switch capture off)";
+  out = r;
+  return {};
+}
+
+}  // namespace detail
+NSIGHTKIT_DETAIL_END_NAMESPACE
