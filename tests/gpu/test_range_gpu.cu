@@ -14,7 +14,7 @@ __global__ void add_one(int* x, int n) {
 }
 }  // namespace
 
-TEST_CASE("ranges around kernels on a named stream; results are correct") {
+TEST_CASE("ranges around kernels on a named stream, with correct results") {
   Recorder rec;
   cudaStream_t stream{};
   NSIGHTKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
