@@ -241,8 +241,16 @@ class ScopedRangeIn {
 
   /// A range named by an {fmt} format string and its arguments.
   template <class A0, class... As>
-  explicit ScopedRangeIn(fmt::format_string<A0, As...> format, A0&& a0, As&&... as) noexcept
-      : ScopedRangeIn(Attributes{}, format, std::forward<A0>(a0), std::forward<As>(as)...) {}
+  explicit ScopedRangeIn(fmt::format_string<A0, As...> format, A0&& a0, As&&... as) noexcept {
+#if NSIGHTKIT_ENABLED
+    if (detail::should_emit<D>()) {
+      keep(detail::emit_formatted_slow<D, detail::Op::push>(Attributes{}, format, a0, as...));
+    }
+#else
+    (void)format;
+    ((void)a0, ..., (void)as);
+#endif
+  }
 
   /// A formatted range with attributes.
   template <class A0, class... As>
@@ -288,7 +296,9 @@ class ScopedRangeIn {
       (void)site;
       (void)literal;
 #if NSIGHTKIT_ENABLED
-      keep(detail::emit_formatted<D, detail::Op::push>(Attributes{}, format, as...));
+      if (detail::should_emit<D>()) {
+        keep(detail::emit_formatted_slow<D, detail::Op::push>(Attributes{}, format, as...));
+      }
 #else
       (void)format;
       ((void)as, ...);
@@ -376,8 +386,16 @@ class UniqueRangeIn {
 
   /// A started range with a formatted name.
   template <class A0, class... As>
-  explicit UniqueRangeIn(fmt::format_string<A0, As...> format, A0&& a0, As&&... as) noexcept
-      : UniqueRangeIn(Attributes{}, format, std::forward<A0>(a0), std::forward<As>(as)...) {}
+  explicit UniqueRangeIn(fmt::format_string<A0, As...> format, A0&& a0, As&&... as) noexcept {
+#if NSIGHTKIT_ENABLED
+    if (detail::should_emit<D>()) {
+      emitted_ = detail::emit_formatted_slow<D, detail::Op::start>(Attributes{}, format, a0, as...);
+    }
+#else
+    (void)format;
+    ((void)a0, ..., (void)as);
+#endif
+  }
 
   /// A started range with attributes and a formatted name.
   template <class A0, class... As>
@@ -460,7 +478,9 @@ inline void mark_in(Attributes const& attributes, char const* name) noexcept {
 template <class D, class A0, class... As>
 inline void mark_in(fmt::format_string<A0, As...> format, A0&& a0, As&&... as) noexcept {
 #if NSIGHTKIT_ENABLED
-  (void)detail::emit_formatted<D, detail::Op::mark>(Attributes{}, format, a0, as...);
+  if (detail::should_emit<D>()) {
+    (void)detail::emit_formatted_slow<D, detail::Op::mark>(Attributes{}, format, a0, as...);
+  }
 #else
   (void)format;
   ((void)a0, ..., (void)as);

@@ -58,15 +58,25 @@ inline bool nvtx_initialize_once() noexcept {
   return done;
 }
 
-/// True when an NVTX tool handles pushes in this linkage unit.
+/// NVTX's push pointer of this linkage unit: null once NVTX is initialised with no tool handling
+/// pushes; NVTX's own initialisation trampoline before the first NVTX call; the tool's handler
+/// otherwise.
+inline bool nvtx_push_pointer_set() noexcept {
+  return NVTX_VERSIONED_IDENTIFIER(nvtxGlobals).nvtxDomainRangePushEx_impl_fnptr != nullptr;
+}
+
+/// True when an NVTX tool handles pushes in this linkage unit. The common no-tool case is one
+/// load and one branch; the first call (or any call with a tool attached) makes sure NVTX is
+/// initialised (which attaches a tool, if any) before answering.
 template <class D>
 inline bool nvtx_listening() noexcept {
+  if (!nvtx_push_pointer_set()) return false;
   if constexpr (std::is_same_v<D, GlobalDomain>) {
     (void)nvtx_initialize_once();
   } else {
-    (void)domain_handle<D>();
+    (void)domain_handle<D>();  // creating a named domain initialises NVTX
   }
-  return NVTX_VERSIONED_IDENTIFIER(nvtxGlobals).nvtxDomainRangePushEx_impl_fnptr != nullptr;
+  return nvtx_push_pointer_set();
 }
 
 /// Per-domain table of registered strings, keyed by content. Bounded: past `capacity` distinct
