@@ -11,6 +11,7 @@
 #include <nsightkit/config.hpp>
 #include <nsightkit/pinned_stats.hpp>
 #include <nsightkit/range.hpp>
+#include <nsightkit/report.hpp>
 
 #if NSIGHTKIT_HAS_CUDA
 #include <nsightkit/cuda_check.hpp>

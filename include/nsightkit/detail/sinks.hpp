@@ -56,6 +56,7 @@ struct SinkRegistry {
   static constexpr int capacity = 8;
   std::atomic<RangeSink*> slots[capacity]{};
   std::atomic<int> active{0};
+  std::atomic<int> used{0};  // 1 + highest slot ever used: dispatch scans only that far
   std::atomic<std::uint64_t> next_range_id{1};
   std::mutex mutex;
 };
@@ -81,6 +82,9 @@ inline bool add_sink(RangeSink* sink) noexcept {
   }
   if (free_slot < 0) return false;
   sink_registry.slots[free_slot].store(sink, std::memory_order_release);
+  if (sink_registry.used.load(std::memory_order_relaxed) < free_slot + 1) {
+    sink_registry.used.store(free_slot + 1, std::memory_order_release);
+  }
   sink_registry.active.fetch_add(1, std::memory_order_release);
   return true;
 }
@@ -102,8 +106,9 @@ inline bool remove_sink(RangeSink* sink) noexcept {
 /// Calls `f(sink)` for every registered sink.
 template <class F>
 inline void for_each_sink(F&& f) noexcept {
-  for (auto& slot : sink_registry.slots) {
-    if (RangeSink* s = slot.load(std::memory_order_acquire)) f(*s);
+  int const used = sink_registry.used.load(std::memory_order_acquire);
+  for (int i = 0; i < used; ++i) {
+    if (RangeSink* s = sink_registry.slots[i].load(std::memory_order_acquire)) f(*s);
   }
 }
 

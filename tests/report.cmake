@@ -1,0 +1,77 @@
+# The in-process report (include/nsightkit/report.hpp): unit tests, concurrency (label tsan), one
+# report per process across shared libraries, the end-to-end run from NSIGHTKIT_REPORT checked by
+# an independent parser, bad environment values, GPU fail-soft without a driver, and GPU timing on
+# a device (label gpu).
+nsightkit_add_test(test_report SOURCES test_report.cpp NO_RECORDER)
+nsightkit_add_test(test_report_threads SOURCES test_report_threads.cpp NO_RECORDER LABELS tsan)
+
+if(NSIGHTKIT_DISABLE)
+  set(_nsk_report_mode disabled)
+else()
+  set(_nsk_report_mode enabled)
+endif()
+
+# ---- end to end: NSIGHTKIT_REPORT at startup, files at exit, checked by tests/check_trace.py ----
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+add_executable(report_demo report_demo.cpp)
+target_link_libraries(report_demo PRIVATE nsightkit::nsightkit nsightkit_warnings Threads::Threads)
+add_test(NAME report_env_files
+  COMMAND ${CMAKE_COMMAND} -DDEMO=$<TARGET_FILE:report_demo> -DPYTHON=${Python3_EXECUTABLE}
+          -DCHECKER=${CMAKE_CURRENT_SOURCE_DIR}/check_trace.py -DDIR=${CMAKE_CURRENT_BINARY_DIR}/report_env_files
+          -DMODE=${_nsk_report_mode} -P ${CMAKE_CURRENT_SOURCE_DIR}/run_report_demo.cmake)
+set_tests_properties(report_env_files PROPERTIES LABELS cpu ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
+
+# A table on stderr at exit, from the environment alone.
+add_test(NAME report_env_table COMMAND ${CMAKE_COMMAND} -E env NSIGHTKIT_REPORT=table $<TARGET_FILE:report_demo>)
+# A bad value: one message naming the variable and the bad item; the report stays off.
+add_test(NAME report_env_bad COMMAND ${CMAKE_COMMAND} -E env "NSIGHTKIT_REPORT=table, trace=t.json ,tabel"
+  $<TARGET_FILE:report_demo>)
+if(_nsk_report_mode STREQUAL "enabled")
+  set_tests_properties(report_env_table PROPERTIES
+    PASS_REGULAR_EXPRESSION "nsightkit report \\(pid [0-9]+\\): .*\nforward .*\n  block0 ")
+  set_tests_properties(report_env_bad PROPERTIES
+    PASS_REGULAR_EXPRESSION "nsightkit: NSIGHTKIT_REPORT='table, trace=t.json ,tabel': unknown item 'tabel'; expected a comma-separated list of: .* The report stays off\\."
+    FAIL_REGULAR_EXPRESSION "nsightkit report \\(|wrote")
+else()
+  # Disabled: the variable is not even read; nothing is printed.
+  set_tests_properties(report_env_table report_env_bad PROPERTIES FAIL_REGULAR_EXPRESSION "nsightkit")
+endif()
+set_tests_properties(report_env_table report_env_bad PROPERTIES LABELS cpu
+  ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
+
+# ---- one report per process across shared libraries (DESIGN.md, global state) ----
+if(UNIX AND NOT APPLE)
+  foreach(plugin IN ITEMS linked loaded loaded2)
+    add_library(nsk_report_plugin_${plugin} SHARED report_plugin.cpp)
+    target_link_libraries(nsk_report_plugin_${plugin} PRIVATE nsightkit::nsightkit nsightkit_warnings)
+    set_target_properties(nsk_report_plugin_${plugin} PROPERTIES CXX_VISIBILITY_PRESET hidden
+      VISIBILITY_INLINES_HIDDEN ON)
+  endforeach()
+  nsightkit_add_test(test_report_dso SOURCES test_report_dso.cpp NO_RECORDER
+    LIBRARIES nsk_report_plugin_linked ${CMAKE_DL_LIBS})
+  target_compile_definitions(test_report_dso PRIVATE
+    NSK_REPORT_PLUGIN="$<TARGET_FILE:nsk_report_plugin_loaded>")
+  add_dependencies(test_report_dso nsk_report_plugin_loaded)
+
+  # A host without nsightkit loading two RTLD_LOCAL plugins: unified where the compiler emits unique
+  # symbols (GCC), otherwise the second copy must detect the first and stay off.
+  add_executable(report_plain_host report_plain_host.cpp)
+  target_link_libraries(report_plain_host PRIVATE nsightkit_warnings ${CMAKE_DL_LIBS})
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_definitions(report_plain_host PRIVATE NSK_EXPECT_UNIFIED=1)
+  else()
+    target_compile_definitions(report_plain_host PRIVATE NSK_EXPECT_UNIFIED=0)
+  endif()
+  add_dependencies(report_plain_host nsk_report_plugin_loaded nsk_report_plugin_loaded2)
+  add_test(NAME report_plain_host COMMAND report_plain_host $<TARGET_FILE:nsk_report_plugin_loaded>
+    $<TARGET_FILE:nsk_report_plugin_loaded2>)
+  set_tests_properties(report_plain_host PROPERTIES LABELS cpu PASS_REGULAR_EXPRESSION "\nok\n|^ok\n|disabled build: nothing enabled"
+    FAIL_REGULAR_EXPRESSION "FAIL")
+endif()
+
+# ---- CUDA: fail-soft without a driver (CPU test), GPU times on a device ----
+if(TARGET CUDA::cudart)
+  nsightkit_add_test(test_report_cuda SOURCES test_report_cuda.cpp NO_RECORDER LABELS cuda
+    LIBRARIES CUDA::cudart)
+endif()
+nsightkit_add_gpu_test(test_report_gpu SOURCES gpu/test_report_gpu.cu NO_RECORDER)
