@@ -13,6 +13,7 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/text.hpp>
 
 #include <array>
 #include <cstdint>
@@ -31,15 +32,6 @@ struct ParsedSchedule {
   std::int64_t repeat{1};
   std::int64_t skip_first{0};
 };
-
-inline bool is_blank(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-/// `s` without leading and trailing blanks.
-inline std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 /// True for the words that switch capture off: "off", "none", "0" (any case).
 inline bool is_off_word(std::string_view s) noexcept {

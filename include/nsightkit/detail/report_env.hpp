@@ -8,6 +8,7 @@
 #endif
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/text.hpp>
 
 #include <cerrno>
 #include <cstdio>
@@ -31,12 +32,6 @@ inline constexpr char const report_grammar[] =
     "a comma-separated list of: table[=stderr|stdout|PATH], json=PATH, csv=PATH, trace=PATH, "
     "captured, threads, gpu=on|off, samples=N, trace-events=N, paths=N; or one of 0, off, none "
     "(report off)";
-
-inline std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 /// Parses an unsigned decimal integer in [min, max]; false on anything else.
 inline bool parse_count(std::string_view s, std::size_t min, std::size_t max, std::size_t& out) noexcept {
