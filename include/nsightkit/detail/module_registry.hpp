@@ -1,0 +1,402 @@
+// Internal: the process-wide state behind module hooks (module.hpp). Only included when
+// instrumentation is enabled.
+//
+// - Module frames: once something observes modules ("tracking": a hook, an NVTX tool, a sink,
+//   track_module_paths(); sticky), every ModuleScope links itself into a per-thread intrusive
+//   stack (a pointer in thread-local storage, no allocation). Before that a scope keeps no state
+//   at all, which is what keeps an unobserved scope as cheap as a ScopedRange. Paths are resolved
+//   from the stack only when someone needs them, so a hook installed while modules already run
+//   sees full paths (of scopes begun after tracking started).
+// - Path table: one node per distinct (parent path, name), created once and never freed. A node
+//   owns its path string, depth and call counter, so ModuleInfo::path costs no allocation after the
+//   first call of a path. Lookups are lock-free (append-only child lists); creation takes a mutex.
+// - Hook sets: immutable hook lists replaced on every add/remove (copy on write) and published
+//   through a mutex-guarded shared_ptr. The global set is read through a per-thread snapshot
+//   revalidated by one atomic version load, so running modules never lock while hooks are stable.
+// - Removal is synchronous: once remove() returns, the hook is not running on another thread and
+//   will not be called again (a per-hook running count, Dekker-style with the removed flag).
+#pragma once
+
+#include <nsightkit/attributes.hpp>
+#include <nsightkit/config.hpp>
+
+#if !NSIGHTKIT_ENABLED
+#error "nsightkit/detail/module_registry.hpp must not be included when NSIGHTKIT_DISABLE is defined"
+#endif
+
+#include <nsightkit/detail/nvtx.hpp>
+#include <nsightkit/detail/sinks.hpp>
+#include <nsightkit/range.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+
+struct ModuleInfo;
+
+namespace detail {
+
+// ---------------------------------------------------------------------------------------------
+// Path table
+
+/// One distinct module path. Created once, never freed, immutable except for its counter and its
+/// list of children.
+struct PathNode {
+  PathNode const* parent{nullptr};
+  std::string name;                             ///< last path component
+  std::string path;                             ///< full path, components joined by '/'
+  int depth{0};                                 ///< 0 for a module with no enclosing module
+  mutable std::atomic<std::uint64_t> calls{0};  // observed calls of this path
+  std::atomic<PathNode*> first_child{nullptr};
+  PathNode* next_sibling{nullptr};  ///< written before the node is published, then immutable
+};
+
+// ---------------------------------------------------------------------------------------------
+// Hooks
+
+/// One installed hook. Shared by the lists that contain it and by its handle.
+struct HookEntry {
+  std::function<void(ModuleInfo const&)> fn;
+  std::atomic<int> running{0};
+  std::atomic<bool> removed{false};
+};
+
+/// An immutable snapshot of a hook set's lists.
+struct HookList {
+  std::vector<std::shared_ptr<HookEntry>> pre;
+  std::vector<std::shared_ptr<HookEntry>> post;
+};
+
+/// A set of hooks (the global one, or one Hooked instance's).
+class HookSet {
+ public:
+  HookSet() = default;
+  HookSet(HookSet const&) = delete;
+  HookSet& operator=(HookSet const&) = delete;
+  /// An instance's set dying with hooks still in it (released handles) takes them out of the
+  /// process-wide count of instance hooks. (The global set is never destroyed.)
+  ~HookSet();
+
+  /// Number of installed hooks; the hot path reads it to skip everything when zero.
+  [[nodiscard]] int count() const noexcept { return count_.load(std::memory_order_relaxed); }
+
+  /// Incremented on every change (the global set's per-thread snapshots compare it).
+  [[nodiscard]] std::uint64_t version() const noexcept {
+    return version_.load(std::memory_order_acquire);
+  }
+
+  /// The current lists (null when empty).
+  [[nodiscard]] std::shared_ptr<HookList const> snapshot() const noexcept {
+    std::lock_guard<std::mutex> lock{mutex_};
+    return list_;
+  }
+
+  /// The current lists and the version they belong to.
+  std::shared_ptr<HookList const> snapshot(std::uint64_t& version) const noexcept {
+    std::lock_guard<std::mutex> lock{mutex_};
+    version = version_.load(std::memory_order_relaxed);
+    return list_;
+  }
+
+  /// Installs `e` as a pre (post = false) or post hook. @throws std::bad_alloc
+  void add(std::shared_ptr<HookEntry> e, bool post) {
+    std::lock_guard<std::mutex> lock{mutex_};
+    auto next = list_ ? std::make_shared<HookList>(*list_) : std::make_shared<HookList>();
+    (post ? next->post : next->pre).push_back(std::move(e));
+    publish(std::move(next));
+    count_.fetch_add(1, std::memory_order_release);
+  }
+
+  /// Removes `e` from the lists; returns false when it was not there.
+  bool erase(HookEntry const* e) noexcept {
+    std::lock_guard<std::mutex> lock{mutex_};
+    if (!list_) return false;
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+    try {
+#endif
+      auto next = std::make_shared<HookList>(*list_);
+      bool found = false;
+      for (auto* v : {&next->pre, &next->post}) {
+        for (auto it = v->begin(); it != v->end(); ++it) {
+          if (it->get() == e) {
+            v->erase(it);
+            found = true;
+            break;
+          }
+        }
+      }
+      if (!found) return false;
+      if (next->pre.empty() && next->post.empty()) next.reset();
+      publish(std::move(next));
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+    } catch (...) {
+      // Out of memory for the new list: the entry stays listed but is marked removed, so it is
+      // never called again; it is dropped with the next successful change.
+      return false;
+    }
+#endif
+    count_.fetch_sub(1, std::memory_order_release);
+    return true;
+  }
+
+ private:
+  void publish(std::shared_ptr<HookList const> next) noexcept {
+    list_ = std::move(next);
+    version_.fetch_add(1, std::memory_order_release);
+  }
+
+  // The counter first: it is what the hot path reads.
+  std::atomic<int> count_{0};
+  std::atomic<std::uint64_t> version_{1};
+  std::shared_ptr<HookList const> list_;
+  mutable std::mutex mutex_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The domain of the default module ranges, chosen at run time
+
+/// Emission functions of one domain, instantiated by set_module_domain<D>().
+struct ModuleDomainOps {
+  char const* name;
+  Emitted (*push)(char const* name) noexcept;
+  void (*pop)(Emitted const& e) noexcept;
+};
+
+/// The default pre hook: a push through the foundation's emission path (NVTX and sinks), the
+/// name a registered string.
+template <class D>
+inline Emitted module_push(char const* name) noexcept {
+  return emit_static<D, Op::push>(Attributes{}, name);
+}
+
+/// The default post hook: pops wherever module_push<D> pushed.
+template <class D>
+inline void module_pop(Emitted const& e) noexcept {
+  end_push<D>(e);
+}
+
+template <class D>
+inline constexpr ModuleDomainOps module_domain_ops{D::name, &module_push<D>, &module_pop<D>};
+
+// ---------------------------------------------------------------------------------------------
+// The registry
+
+/// ModuleRegistry::mode bits.
+inline constexpr unsigned mode_ranges = 1u;    ///< default module ranges on
+inline constexpr unsigned mode_tracking = 2u;  ///< scopes keep the per-thread module stack (sticky)
+
+struct ModuleRegistry {
+  // What every module scope reads comes first, in one cache line.
+  std::atomic<unsigned> mode{mode_ranges};
+  std::atomic<int> instance_hooks{0};  ///< hooks installed on Hooked instances, all instances
+  std::atomic<ModuleDomainOps const*> domain{&module_domain_ops<DefaultDomain>};
+  HookSet global;
+  std::atomic<PathNode*> roots{nullptr};  ///< nodes of modules with no enclosing module
+  std::mutex path_mutex;                  ///< serialises node creation
+  std::atomic<bool> hook_exception_reported{false};
+  std::atomic<bool> bad_name_reported{false};
+};
+
+/// Holds a value that is constant-initialised and never destroyed: modules may still run on
+/// detached threads while the process exits.
+template <class T>
+union NeverDestroyed {
+  T value;
+  constexpr NeverDestroyed() : value{} {}
+  ~NeverDestroyed() {}
+};
+
+/// The one registry of the process (default visibility: shared by every library that embeds
+/// nsightkit and is linked or loaded globally, like the sink registry).
+NSIGHTKIT_DETAIL_VISIBLE inline NeverDestroyed<ModuleRegistry> module_registry_storage{};
+
+inline ModuleRegistry& module_registry() noexcept { return module_registry_storage.value; }
+
+/// From now on, module scopes keep the per-thread module stack (paths for hooks and
+/// current_module_path()). Sticky: once something observed modules, paths stay exact even while
+/// hooks come and go. Scopes already running when it turns on are not part of the stack.
+inline void start_tracking() noexcept {
+  ModuleRegistry& reg = module_registry();
+  if ((reg.mode.load(std::memory_order_relaxed) & mode_tracking) == 0) {
+    reg.mode.fetch_or(mode_tracking, std::memory_order_relaxed);
+  }
+}
+
+inline HookSet::~HookSet() {
+  if (int const n = count_.load(std::memory_order_relaxed)) {
+    module_registry().instance_hooks.fetch_sub(n, std::memory_order_relaxed);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-thread module stack
+
+/// The part of a ModuleScope that other scopes of its thread read. Lives on the thread's stack.
+struct ModuleFrame {
+  char const* name;
+  ModuleFrame* parent;
+  PathNode const* node;  ///< resolved on first need, then cached
+};
+
+/// The innermost module scope of the calling thread (null outside any module).
+NSIGHTKIT_DETAIL_VISIBLE inline thread_local ModuleFrame* current_module_frame = nullptr;
+
+/// Hook entries running on this thread, innermost last (for self-removal and re-entrancy).
+struct RunningHooks {
+  static constexpr int capacity = 16;
+  HookEntry const* entries[capacity];
+  int depth;
+};
+NSIGHTKIT_DETAIL_VISIBLE inline thread_local RunningHooks running_hooks{};
+
+/// One message per process when a module name is malformed (ModuleScope cannot throw).
+inline void report_bad_name(char const* name) noexcept {
+  if (module_registry().bad_name_reported.exchange(true)) return;
+  std::fprintf(stderr,
+               "nsightkit: module name \"%s\" is empty or contains '/'; module names are path "
+               "components (paths and ncu's --nvtx-include filters join them with '/'). "
+               "Reported once.\n",
+               name);
+}
+
+/// A valid module name: non-empty and without '/'.
+inline bool valid_module_name(std::string_view name) noexcept {
+  return !name.empty() && name.find('/') == std::string_view::npos;
+}
+
+/// The node for `name` under `parent` (null parent: top level), created on first sight.
+/// Returns null only when memory runs out.
+inline PathNode const* find_or_add_child(PathNode const* parent, char const* name) noexcept {
+  ModuleRegistry& reg = module_registry();
+  auto& head = parent != nullptr ? const_cast<PathNode*>(parent)->first_child : reg.roots;
+  for (PathNode* p = head.load(std::memory_order_acquire); p != nullptr; p = p->next_sibling) {
+    if (std::strcmp(p->name.c_str(), name) == 0) return p;
+  }
+  std::lock_guard<std::mutex> lock{reg.path_mutex};
+  PathNode* const first = head.load(std::memory_order_acquire);
+  for (PathNode* p = first; p != nullptr; p = p->next_sibling) {
+    if (std::strcmp(p->name.c_str(), name) == 0) return p;
+  }
+  if (!valid_module_name(name)) report_bad_name(name);
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+  try {
+#endif
+    // Leaked on purpose: ModuleInfo::path views stay valid for the life of the process.
+    auto* node = new PathNode{};
+    node->parent = parent;
+    node->name = name;
+    if (parent != nullptr) {
+      node->path.reserve(parent->path.size() + 1 + node->name.size());
+      node->path = parent->path;
+      node->path += '/';
+      node->depth = parent->depth + 1;
+    }
+    node->path += node->name;
+    node->next_sibling = first;
+    head.store(node, std::memory_order_release);
+    return node;
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+  } catch (...) {
+    return nullptr;
+  }
+#endif
+}
+
+/// The path node of `f`, resolving (and caching in the frames) its ancestors first.
+inline PathNode const* resolve(ModuleFrame* f) noexcept {
+  if (f->node != nullptr) return f->node;
+  PathNode const* parent = nullptr;
+  if (f->parent != nullptr) {
+    parent = resolve(f->parent);
+    if (parent == nullptr) return nullptr;
+  }
+  f->node = find_or_add_child(parent, f->name);
+  return f->node;
+}
+
+/// The global hook lists as this thread last saw them, revalidated by one version load. The
+/// result stays valid while the caller runs hooks: hooks do not run (so this cache is not
+/// refreshed) in module scopes entered from inside a hook.
+inline HookList const* global_hooks_snapshot() noexcept {
+  struct Cache {
+    std::uint64_t version{0};
+    std::shared_ptr<HookList const> list;
+  };
+  thread_local Cache cache;
+  HookSet const& set = module_registry().global;
+  if (cache.version != set.version()) cache.list = set.snapshot(cache.version);
+  return cache.list.get();
+}
+
+/// One message per process when a hook throws (hooks run in constructors and destructors that
+/// must not throw; the exception is dropped).
+inline void report_hook_exception() noexcept {
+  if (module_registry().hook_exception_reported.exchange(true)) return;
+  std::fprintf(stderr,
+               "nsightkit: a module hook threw an exception; hooks must not throw, the exception "
+               "was ignored (reported once)\n");
+}
+
+/// Calls `e` unless it was removed, counting the call so a concurrent remove() can wait for it.
+inline void invoke_hook(HookEntry& e, ModuleInfo const& info) noexcept {
+  // seq_cst on both sides: either this thread sees `removed`, or remove() sees `running`.
+  e.running.fetch_add(1, std::memory_order_seq_cst);
+  if (!e.removed.load(std::memory_order_seq_cst)) {
+    RunningHooks& rh = running_hooks;
+    int const slot = rh.depth++;
+    if (slot < RunningHooks::capacity) rh.entries[slot] = &e;
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+    try {
+#endif
+      e.fn(info);
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+    } catch (...) {
+      report_hook_exception();
+    }
+#endif
+    --rh.depth;
+  }
+  e.running.fetch_sub(1, std::memory_order_release);
+}
+
+/// Runs the pre or post hooks of `list` for `info`.
+inline void run_hooks(HookList const* list, bool post, ModuleInfo const& info) noexcept {
+  if (list == nullptr) return;
+  for (auto const& e : post ? list->post : list->pre) invoke_hook(*e, info);
+}
+
+/// Unregisters `e` from `set`; on return, `e` runs on no other thread and is never called again.
+/// Called from inside the hook itself (or from a hook it calls), it does not wait for itself.
+inline void remove_hook(HookSet& set, std::shared_ptr<HookEntry> const& e) noexcept {
+  if (!e || e->removed.exchange(true, std::memory_order_seq_cst)) return;
+  ModuleRegistry& reg = module_registry();
+  if (set.erase(e.get()) && &set != &reg.global) {
+    reg.instance_hooks.fetch_sub(1, std::memory_order_relaxed);
+  }
+  RunningHooks const& rh = running_hooks;
+  int own = 0;
+  bool unknown = rh.depth > RunningHooks::capacity;
+  for (int i = 0; i < rh.depth && i < RunningHooks::capacity; ++i)
+    own += rh.entries[i] == e.get() ? 1 : 0;
+  if (unknown) return;  // too deep to tell which hooks run here: do not risk waiting on ourselves
+  while (e->running.load(std::memory_order_seq_cst) > own) std::this_thread::yield();
+  // Nothing calls it any more: release what the hook captured now, not when the last stale
+  // snapshot goes away. Not while it runs on this very thread.
+  if (own == 0) e->fn = nullptr;
+}
+
+}  // namespace detail
+NSIGHTKIT_DETAIL_END_NAMESPACE

@@ -1,0 +1,909 @@
+/**
+ * @file module.hpp
+ * @brief Module hooks: every layer of a C++ model named in the timeline without editing its code.
+ *
+ * The C++ counterpart of PyTorch's forward pre/post hooks.
+ *
+ * @code
+ * namespace nsk = nsightkit;
+ * struct Block {                                   // plain C++, no nsightkit inside
+ *   nsk::Hooked<Conv> conv1{"conv1", 64, 64};      // calls run inside a ModuleScope
+ *   nsk::Hooked<Relu> relu{"relu"};
+ *   Tensor forward(Tensor x) { return relu(conv1(x)); }
+ * };
+ * struct Backbone {
+ *   std::vector<nsk::Hooked<Block>> layer1;        // names "0", "1", ...
+ *   Tensor forward(Tensor x) {
+ *     nsk::ModuleScope scope{"backbone"};          // or edit the forward: one line
+ *     ...
+ *   }
+ * };
+ * auto timer = nsk::add_post_hook([](nsk::ModuleInfo const& m) { log(m.path, m.call_count); });
+ * @endcode
+ *
+ * **Range names.** The default hooks push one NVTX range per module call, named by the module's
+ * own name (the last path component, a registered NVTX string), in the module domain
+ * (`"nsightkit"` unless set_module_domain<D>() chose another). Nesting gives the hierarchy: the
+ * nsys timeline shows `backbone` > `layer1` > `0` > `conv1`, and the stack of names, read from the
+ * bottom, *is* the module path `backbone/layer1/0/conv1`. ncu's push/pop filter uses the same
+ * '/' syntax, so a path selects a module's kernels directly:
+ *
+ * - `ncu --nvtx --nvtx-include "nsightkit@backbone/layer1/"` — every kernel launched while
+ *   `layer1` runs inside `backbone` (its sub-modules included), wherever that pair sits on the
+ *   stack: other ranges of the same domain below it (`step 3`) do not matter. Give the path from
+ *   the outermost module so that no other module's path contains it.
+ * - `"nsightkit@backbone/layer1/0]"` — only the kernels `0` launches itself (`]`: top of stack).
+ * - `"nsightkit@[backbone/layer1"` — anchored at the bottom of the domain's stack: matches only if
+ *   nothing of the same domain is pushed below `backbone` (use it with a domain of your own for
+ *   modules, see set_module_domain<D>()).
+ *
+ * ncu_nvtx_include(path) builds the first form. ncu's domain comes first (`domain@range`); nsys'
+ * `-p` capture uses the opposite order (`conv1@nsightkit`).
+ *
+ * **Cost.** With nothing observing modules (no user hook, no NVTX tool, no sink), a ModuleScope
+ * is a few loads and branches, like a ScopedRange with no tool attached: no store, no
+ * allocation, no string. From the first observer on (or track_module_paths()), scopes also keep
+ * a per-thread module stack (an out-of-line call, two thread-local stores). Paths are resolved
+ * only when a hook or current_module_path() needs them, from an interned path table (one node
+ * per distinct path, created once), so ModuleInfo::path is never built per call.
+ *
+ * **Threads.** Scopes nest per thread. Hooks may be added and removed from any thread while other
+ * threads run modules; a removed hook is never called again once remove() returns.
+ *
+ * **Disabled** (`NSIGHTKIT_DISABLE`): every type and function keeps its signature; ModuleScope is
+ * empty, hooks are never stored or called, no range is pushed; Hooked<M> and instrument() still
+ * call the wrapped module/function and return its result.
+ */
+#pragma once
+
+#include <nsightkit/attributes.hpp>
+#include <nsightkit/config.hpp>
+#include <nsightkit/range.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <type_traits>
+#include <utility>
+
+#if NSIGHTKIT_ENABLED
+#include <nsightkit/detail/module_registry.hpp>
+#include <nsightkit/detail/thread.hpp>
+#endif
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+
+/**
+ * @brief What a hook learns about the module call it runs for.
+ *
+ * `name` and `path` view strings owned by nsightkit's path table: valid (and NUL-terminated)
+ * for the rest of the process, so a hook may keep them.
+ *
+ * @code
+ * auto h = nsightkit::add_pre_hook([](nsightkit::ModuleInfo const& m) {
+ *   std::printf("%*s%s (call %llu)\n", 2 * m.depth, "", m.path.data(),
+ *               static_cast<unsigned long long>(m.call_count));
+ * });
+ * @endcode
+ */
+struct ModuleInfo {
+  /// The module's own name, the last component of `path` (also the name of its NVTX range).
+  std::string_view name;
+  /// Full path from the outermost module of the thread: "backbone/layer1/0/conv1". Scopes that
+  /// began before anything observed modules (see track_module_paths()) are not part of it.
+  std::string_view path;
+  /// Number of enclosing modules on this thread (0 for an outermost module).
+  int depth{0};
+  /// 1-based number of this call among the calls of this path, process-wide (all threads).
+  /// Counted while at least one user hook is installed: calls made with no hook installed are
+  /// not counted.
+  std::uint64_t call_count{0};
+  /// The calling thread.
+  std::thread::id thread{};
+  /// The calling thread's OS id (the TID Nsight Systems shows).
+  std::uint32_t os_thread_id{0};
+  /// The wrapped module object for Hooked<M> (`&hooked.get()`), the wrapped function for
+  /// instrument(), null for a plain ModuleScope.
+  void const* module{nullptr};
+  /// True in post hooks when the module is left by an exception.
+  bool unwinding{false};
+};
+
+/// The type hooks are stored as: any callable `void(ModuleInfo const&)` converts to it.
+using ModuleHook = std::function<void(ModuleInfo const&)>;
+
+// ModuleScope's common path (nobody observes) is forced inline: clang otherwise keeps the
+// constructor out of line. The rare paths stay out of line, so what is inlined into every forward
+// is a handful of instructions. Both macros are #undef'd at the end of this header.
+#if NSIGHTKIT_ENABLED && (defined(__GNUC__) || defined(__clang__))
+#define NSIGHTKIT_DETAIL_MODULE_COLD __attribute__((noinline, cold))
+#define NSIGHTKIT_DETAIL_MODULE_HOT __attribute__((always_inline))
+#else
+#define NSIGHTKIT_DETAIL_MODULE_COLD
+#define NSIGHTKIT_DETAIL_MODULE_HOT
+#endif
+
+namespace detail {
+class HookSet;
+#if NSIGHTKIT_ENABLED
+struct HookEntry;
+#endif
+/// Tag of ModuleScope's internal constructor (used by Hooked and instrument).
+struct ModuleCall {};
+}  // namespace detail
+
+/**
+ * @brief Owns one installed hook: removes it on remove() or destruction (RAII).
+ *
+ * Returned by add_pre_hook(), add_post_hook() and Hooked<M>::add_pre_hook()/add_post_hook().
+ * Discarding the handle removes the hook at once (hence `[[nodiscard]]`); call release() to keep
+ * a hook for the rest of the process. Move-only. A handle may outlive the Hooked instance it
+ * was added to: removing it then does nothing harmful.
+ *
+ * remove() is synchronous: when it returns, the hook is not running on any other thread and will
+ * never be called again, so it may capture references to objects that die right after. Called
+ * from inside the hook itself, it does not wait for that call.
+ *
+ * @code
+ * {
+ *   std::atomic<int> calls{0};
+ *   auto h = nsightkit::add_pre_hook([&](nsightkit::ModuleInfo const&) { ++calls; });
+ *   model.forward(x);
+ * }  // hook removed before `calls` dies
+ * @endcode
+ */
+class [[nodiscard]] HookHandle {
+ public:
+  /// An empty handle (owns no hook).
+  HookHandle() noexcept = default;
+
+  /// Takes over `other`'s hook; `other` becomes empty.
+  HookHandle(HookHandle&& other) noexcept
+#if NSIGHTKIT_ENABLED
+      : entry_{std::move(other.entry_)},
+        set_{std::move(other.set_)}
+#endif
+  {
+#if !NSIGHTKIT_ENABLED
+    (void)other;
+#endif
+  }
+
+  /// Removes this handle's hook, then takes over `other`'s.
+  HookHandle& operator=(HookHandle&& other) noexcept {
+    if (this != &other) {
+      remove();
+#if NSIGHTKIT_ENABLED
+      entry_ = std::move(other.entry_);
+      set_ = std::move(other.set_);
+#endif
+    }
+    return *this;
+  }
+
+  HookHandle(HookHandle const&) = delete;
+  HookHandle& operator=(HookHandle const&) = delete;
+
+  /// Removes the hook (see remove()).
+  ~HookHandle() { remove(); }
+
+  /// Removes the hook now and waits until no other thread runs it. Idempotent.
+  void remove() noexcept {
+#if NSIGHTKIT_ENABLED
+    if (entry_ && set_) detail::remove_hook(*set_, entry_);
+    entry_.reset();
+    set_.reset();
+#endif
+  }
+
+  /// Leaves the hook installed for the rest of the process; the handle becomes empty.
+  void release() noexcept {
+#if NSIGHTKIT_ENABLED
+    entry_.reset();
+    set_.reset();
+#endif
+  }
+
+  /// True while the handle owns an installed hook (always false under `NSIGHTKIT_DISABLE`).
+  [[nodiscard]] bool active() const noexcept {
+#if NSIGHTKIT_ENABLED
+    return entry_ != nullptr;
+#else
+    return false;
+#endif
+  }
+
+  /// Same as active().
+  explicit operator bool() const noexcept { return active(); }
+
+#if NSIGHTKIT_ENABLED
+  /// Internal: used by the add_*_hook functions.
+  HookHandle(std::shared_ptr<detail::HookEntry> entry,
+             std::shared_ptr<detail::HookSet> set) noexcept
+      : entry_{std::move(entry)}, set_{std::move(set)} {}
+
+ private:
+  std::shared_ptr<detail::HookEntry> entry_;
+  std::shared_ptr<detail::HookSet> set_;
+#endif
+};
+
+namespace detail {
+
+/// A hook from any callable; an empty std::function or null pointer is an error.
+template <class F>
+inline ModuleHook make_hook(F&& fn, char const* who) {
+  static_assert(std::is_invocable_v<std::decay_t<F>&, ModuleInfo const&>,
+                "nsightkit: a module hook must be callable as hook(nsightkit::ModuleInfo const&)");
+  ModuleHook h(std::forward<F>(fn));
+  if (!h) throw std::invalid_argument(std::string{who} + ": the hook is empty (null function)");
+  return h;
+}
+
+#if NSIGHTKIT_ENABLED
+inline HookHandle add_hook(std::shared_ptr<HookSet> set, ModuleHook fn, bool post) {
+  auto e = std::make_shared<HookEntry>();
+  e->fn = std::move(fn);
+  ModuleRegistry& reg = module_registry();
+  bool const instance = set.get() != &reg.global;
+  start_tracking();  // hooks need paths: module scopes keep the per-thread stack from now on
+  // Counted before the set holds it, so a scope that sees the hook also sees the count.
+  if (instance) reg.instance_hooks.fetch_add(1, std::memory_order_relaxed);
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+  try {
+#endif
+    set->add(e, post);
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+  } catch (...) {
+    if (instance) reg.instance_hooks.fetch_sub(1, std::memory_order_relaxed);
+    throw;
+  }
+#endif
+  return HookHandle{std::move(e), std::move(set)};
+}
+
+/// The global hook set as a non-owning shared_ptr (the registry is never destroyed).
+inline std::shared_ptr<HookSet> global_hook_set() noexcept {
+  return std::shared_ptr<HookSet>(std::shared_ptr<HookSet>{}, &module_registry().global);
+}
+
+#endif
+
+}  // namespace detail
+
+/**
+ * @brief Runs the module hooks around a scope: the top of a module's forward.
+ *
+ * On construction: pushes the module's NVTX range (default hooks), then runs the global pre
+ * hooks, then the pre hooks of the Hooked instance, if any. On destruction, also when an
+ * exception leaves the scope: the global post hooks, the instance's post hooks, then pops the
+ * range. Scopes nest per thread: a scope's path is the names of the scopes it runs inside
+ * (`backbone/layer1/0/conv1`).
+ *
+ * The name must stay valid and unchanged until the scope ends (a string literal, or a string
+ * owned by the module); it must be non-empty and contain no '/' (a malformed name is reported
+ * once on stderr, the scope still works). Not copyable, not movable, not heap-allocatable: it
+ * must end on its own thread in LIFO order, like ScopedRange.
+ *
+ * Hooks do not run for scopes entered from inside a hook (a hook that calls a module cannot
+ * recurse into itself); their ranges are still pushed.
+ *
+ * While nothing observes modules (no hook, tool, sink or track_module_paths()), a scope keeps no
+ * state and costs about what a ScopedRange with no tool costs; from the first observer on it
+ * also links itself into the thread's module stack, which is where paths come from.
+ *
+ * @code
+ * Tensor Backbone::forward(Tensor x) {
+ *   nsightkit::ModuleScope scope{"backbone"};
+ *   x = stem(x);
+ *   for (auto& block : layer1) x = block(x);
+ *   return x;
+ * }
+ * @endcode
+ */
+class ModuleScope {
+ public:
+  /// A module scope named `name` (a string that outlives the scope).
+  NSIGHTKIT_DETAIL_MODULE_HOT explicit ModuleScope(char const* name) noexcept
+      : ModuleScope(detail::ModuleCall{}, name, nullptr, nullptr) {}
+
+  /// A module scope named by a string that outlives the scope.
+  explicit ModuleScope(std::string const& name) noexcept : ModuleScope(name.c_str()) {}
+
+  /// Rejected: a temporary string would die before the scope ends.
+  explicit ModuleScope(std::string&& name) = delete;
+
+  /// Internal (Hooked, instrument): with a Hooked instance's hooks and the module object.
+  NSIGHTKIT_DETAIL_MODULE_HOT ModuleScope(detail::ModuleCall, char const* name,
+                                          detail::HookSet* hooks, void const* module) noexcept {
+#if NSIGHTKIT_ENABLED
+    // The common case (nobody observes modules: no hook, no tool, no sink) is a few loads and no
+    // store that survives inlining, like a ScopedRange with no tool attached. Default ranges go
+    // wherever a ScopedRange would go: to a tool that handles pushes in this binary (NVTX's push
+    // pointer is per binary, not per domain, so the global domain's check answers for every
+    // domain) and to nsightkit's sinks.
+    bool const listening = detail::nvtx_listening<GlobalDomain>() || detail::sinks_active();
+    unsigned const mode = detail::module_registry().mode.load(std::memory_order_relaxed);
+    bool const ranges = listening && (mode & detail::mode_ranges) != 0;
+    tracked_ = ranges || (mode & detail::mode_tracking) != 0;
+    if (tracked_) enter(name, hooks, module, ranges, mode);
+#else
+    (void)name;
+    (void)hooks;
+    (void)module;
+#endif
+  }
+
+  ModuleScope(ModuleScope const&) = delete;
+  ModuleScope(ModuleScope&&) = delete;
+  ModuleScope& operator=(ModuleScope const&) = delete;
+  ModuleScope& operator=(ModuleScope&&) = delete;
+  static void* operator new(std::size_t) = delete;
+  static void* operator new[](std::size_t) = delete;
+
+#if NSIGHTKIT_ENABLED
+  /// Runs the post hooks and pops the range, then leaves the module.
+  NSIGHTKIT_DETAIL_MODULE_HOT ~ModuleScope() {
+    if (tracked_) leave();
+  }
+
+ private:
+  NSIGHTKIT_DETAIL_MODULE_COLD void enter(char const* name, detail::HookSet* hooks,
+                                          void const* module, bool ranges, unsigned mode) noexcept {
+    // A tool or sink listens: keep paths from now on, this scope included.
+    if ((mode & detail::mode_tracking) == 0) detail::start_tracking();
+    frame_.name = name != nullptr ? name : "";
+    frame_.node = nullptr;
+    frame_.parent = detail::current_module_frame;
+    detail::current_module_frame = &frame_;
+    ops_ = nullptr;
+    observed_ = false;
+    if (ranges) {
+      ops_ = detail::module_registry().domain.load(std::memory_order_acquire);
+      ::new (static_cast<void*>(&emitted_)) detail::Emitted(ops_->push(frame_.name));
+    }
+    // Instance hooks are looked up only while some instance has one.
+    detail::ModuleRegistry const& reg = detail::module_registry();
+    bool const hooked =
+        reg.global.count() != 0 || (reg.instance_hooks.load(std::memory_order_relaxed) != 0 &&
+                                    hooks != nullptr && hooks->count() != 0);
+    if (!hooked || detail::running_hooks.depth != 0) return;
+    detail::PathNode const* node = detail::resolve(&frame_);
+    if (node == nullptr) return;  // out of memory: no hooks for this call
+    calls_ = node->calls.fetch_add(1, std::memory_order_relaxed) + 1;
+    hooks_ = hooks;
+    module_ = module;
+    uncaught_ = std::uncaught_exceptions();
+    observed_ = true;
+    ModuleInfo const info = make_info(node, false);
+    detail::run_hooks(detail::global_hooks_snapshot(), false, info);
+    if (hooks_ != nullptr && hooks_->count() != 0) {
+      auto const list = hooks_->snapshot();
+      detail::run_hooks(list.get(), false, info);
+    }
+  }
+
+  NSIGHTKIT_DETAIL_MODULE_COLD void leave() noexcept {
+    if (observed_) {
+      ModuleInfo const info = make_info(frame_.node, std::uncaught_exceptions() > uncaught_);
+      detail::run_hooks(detail::global_hooks_snapshot(), true, info);
+      if (hooks_ != nullptr && hooks_->count() != 0) {
+        auto const list = hooks_->snapshot();
+        detail::run_hooks(list.get(), true, info);
+      }
+    }
+    if (ops_ != nullptr) ops_->pop(emitted_);
+    detail::current_module_frame = frame_.parent;
+  }
+
+  ModuleInfo make_info(detail::PathNode const* node, bool unwinding) const noexcept {
+    ModuleInfo info;
+    info.name = node->name;
+    info.path = node->path;
+    info.depth = node->depth;
+    info.call_count = calls_;
+    info.thread = std::this_thread::get_id();
+    info.os_thread_id = detail::os_thread_id();
+    info.module = module_;
+    info.unwinding = unwinding;
+    return info;
+  }
+
+  bool tracked_;  // the only member the common path writes
+  // The rest is written only by enter(), when tracked_ (not even zero-initialised otherwise).
+  bool observed_;                       // hooks ran: post hooks will
+  detail::ModuleDomainOps const* ops_;  // non-null: a range was pushed
+  detail::ModuleFrame frame_;
+  union {  // Emitted has default member initialisers: keep them off the common path
+    detail::Emitted emitted_;
+  };
+  detail::HookSet* hooks_;
+  void const* module_;
+  std::uint64_t calls_;
+  int uncaught_;
+#endif
+};
+
+/**
+ * @brief Installs a pre hook for every module: `fn(info)` runs when any module scope begins.
+ *
+ * Global pre hooks run in the order they were added, after the module's range is pushed and
+ * before the Hooked instance's own pre hooks. Safe to call while other threads run modules;
+ * scopes already running do not run it. A hook must not throw (an exception is dropped and
+ * reported once on stderr).
+ *
+ * @param fn any callable `void(ModuleInfo const&)`.
+ * @return the handle that owns the hook (RAII: discarding it removes the hook).
+ * @throws std::invalid_argument when `fn` is empty; std::bad_alloc.
+ *
+ * @code
+ * auto h = nsightkit::add_pre_hook([](nsightkit::ModuleInfo const& m) { t0[m.path] = now(); });
+ * @endcode
+ */
+template <class F>
+inline HookHandle add_pre_hook(F&& fn) {
+  ModuleHook h = detail::make_hook(std::forward<F>(fn), "nsightkit::add_pre_hook");
+#if NSIGHTKIT_ENABLED
+  return detail::add_hook(detail::global_hook_set(), std::move(h), false);
+#else
+  (void)h;
+  return HookHandle{};
+#endif
+}
+
+/**
+ * @brief Installs a post hook for every module: `fn(info)` runs when any module scope ends.
+ *
+ * Global post hooks run in the order they were added, before the instance's own post hooks and
+ * before the range is popped; also when an exception leaves the module (`info.unwinding`). A
+ * hook added while a scope runs may see that scope's end without its beginning.
+ *
+ * @param fn any callable `void(ModuleInfo const&)`.
+ * @return the handle that owns the hook (RAII).
+ * @throws std::invalid_argument when `fn` is empty; std::bad_alloc.
+ *
+ * @code
+ * auto h = nsightkit::add_post_hook([](nsightkit::ModuleInfo const& m) { log(m.path); });
+ * @endcode
+ */
+template <class F>
+inline HookHandle add_post_hook(F&& fn) {
+  ModuleHook h = detail::make_hook(std::forward<F>(fn), "nsightkit::add_post_hook");
+#if NSIGHTKIT_ENABLED
+  return detail::add_hook(detail::global_hook_set(), std::move(h), true);
+#else
+  (void)h;
+  return HookHandle{};
+#endif
+}
+
+/**
+ * @brief Puts the default module ranges in domain D from now on (default: DefaultDomain).
+ *
+ * A run-time choice: scopes already open pop in the domain they pushed in. Call it from the
+ * executable (the push functions are instantiated where it is called).
+ *
+ * @tparam D a domain tag (`static constexpr char const* name`), or GlobalDomain.
+ *
+ * @code
+ * struct Model { static constexpr char const* name{"model"}; };
+ * nsightkit::set_module_domain<Model>();   // ncu --nvtx-include "model@[backbone/layer1"
+ * @endcode
+ */
+template <class D>
+inline void set_module_domain() noexcept {
+  static_assert(std::is_convertible_v<decltype(D::name), char const*>,
+                "nsightkit::set_module_domain<D>: D must have `static constexpr char const* name`");
+#if NSIGHTKIT_ENABLED
+  detail::module_registry().domain.store(&detail::module_domain_ops<D>, std::memory_order_release);
+#endif
+}
+
+/// The name of the domain module ranges go to ("" for NVTX's global domain).
+inline char const* module_domain() noexcept {
+#if NSIGHTKIT_ENABLED
+  return detail::module_registry().domain.load(std::memory_order_acquire)->name;
+#else
+  return DefaultDomain::name;
+#endif
+}
+
+/**
+ * @brief Turns the default module ranges on (the default) or off; user hooks are unaffected.
+ * @param on false: module scopes push no range (only user hooks run).
+ */
+inline void set_module_ranges(bool on) noexcept {
+#if NSIGHTKIT_ENABLED
+  auto& mode = detail::module_registry().mode;
+  if (on) {
+    mode.fetch_or(detail::mode_ranges, std::memory_order_relaxed);
+  } else {
+    mode.fetch_and(~detail::mode_ranges, std::memory_order_relaxed);
+  }
+#else
+  (void)on;
+#endif
+}
+
+/// True when module scopes push their default range (always false under `NSIGHTKIT_DISABLE`).
+inline bool module_ranges() noexcept {
+#if NSIGHTKIT_ENABLED
+  return (detail::module_registry().mode.load(std::memory_order_relaxed) & detail::mode_ranges) !=
+         0;
+#else
+  return false;
+#endif
+}
+
+/**
+ * @brief The path of the innermost module running on the calling thread ("" outside modules,
+ *        and always "" under `NSIGHTKIT_DISABLE`).
+ *
+ * Module scopes keep the per-thread module stack only once something observes modules (a hook
+ * installed, an NVTX tool attached, a sink registered, or track_module_paths()); before that,
+ * with nothing observing, scopes keep no state at all and this returns "". The view stays valid
+ * for the rest of the process. The first call for a path creates its entry in the path table;
+ * later calls allocate nothing.
+ *
+ * @code
+ * void launch(Kernel k) { counts[std::string{nsightkit::current_module_path()}] += 1; ... }
+ * @endcode
+ */
+inline std::string_view current_module_path() noexcept {
+#if NSIGHTKIT_ENABLED
+  detail::ModuleFrame* f = detail::current_module_frame;
+  if (f == nullptr) return {};
+  detail::PathNode const* n = detail::resolve(f);
+  return n != nullptr ? std::string_view{n->path} : std::string_view{};
+#else
+  return {};
+#endif
+}
+
+/**
+ * @brief From now on, module scopes keep the per-thread module stack even when nothing else
+ *        observes them, so current_module_path() and hooks added later see complete paths.
+ *
+ * Tracking also starts by itself with the first hook, NVTX tool or sink, and never stops (hooks
+ * coming and going do not leave gaps in paths). Scopes already running when it starts are not
+ * part of any path. Costs a few nanoseconds per module call (an out-of-line call and two
+ * thread-local stores); without it, a module scope that nobody observes costs about what a
+ * ScopedRange with no tool attached costs. No effect under `NSIGHTKIT_DISABLE`.
+ *
+ * @code
+ * int main() {
+ *   nsightkit::track_module_paths();   // before the first forward
+ *   ...
+ * }
+ * @endcode
+ */
+inline void track_module_paths() noexcept {
+#if NSIGHTKIT_ENABLED
+  detail::start_tracking();
+#endif
+}
+
+/**
+ * @brief The `ncu --nvtx-include` value that selects the kernels of the module at `path`
+ *        (its sub-modules included): `"<domain>@<path>/"` in the current module domain.
+ *
+ * Characters that ncu treats as quantifiers (`@ , [ ] * +`) are escaped with '\'. For NVTX's
+ * global domain there is no `domain@` part (ncu's `<default domain>`).
+ *
+ * @param path a module path as in ModuleInfo::path.
+ * @throws std::invalid_argument when `path` is empty; std::bad_alloc.
+ *
+ * @code
+ * std::printf("ncu --nvtx --nvtx-include \"%s\" ./app\n",
+ *             nsightkit::ncu_nvtx_include("backbone/layer1").c_str());
+ * // ncu --nvtx --nvtx-include "nsightkit@backbone/layer1/" ./app
+ * @endcode
+ */
+inline std::string ncu_nvtx_include(std::string_view path) {
+  if (path.empty()) throw std::invalid_argument("nsightkit::ncu_nvtx_include: empty module path");
+  std::string out;
+  std::string_view const domain = module_domain();
+  if (!domain.empty()) {
+    for (char c : domain) {
+      if (std::string_view{"@,[]/*+"}.find(c) != std::string_view::npos) out += '\\';
+      out += c;
+    }
+    out += '@';
+  }
+  for (char c : path) {
+    if (std::string_view{"@,[]*+"}.find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  out += '/';
+  return out;
+}
+
+namespace detail {
+
+/// Overload ranking: a PreferFirst argument picks the overload taking it over the one taking
+/// PreferSecond when both are viable.
+struct PreferSecond {};
+struct PreferFirst : PreferSecond {};
+
+// Hooked's operator(): the module's call operator first, else its forward().
+template <class M, class... A>
+inline auto call_op_first(PreferFirst, M& m, A&&... a) -> decltype(m(std::forward<A>(a)...)) {
+  return m(std::forward<A>(a)...);
+}
+template <class M, class... A>
+inline auto call_op_first(PreferSecond, M& m, A&&... a)
+    -> decltype(m.forward(std::forward<A>(a)...)) {
+  return m.forward(std::forward<A>(a)...);
+}
+
+// Hooked's forward(): the module's forward() first, else its call operator.
+template <class M, class... A>
+inline auto call_forward_first(PreferFirst, M& m, A&&... a)
+    -> decltype(m.forward(std::forward<A>(a)...)) {
+  return m.forward(std::forward<A>(a)...);
+}
+template <class M, class... A>
+inline auto call_forward_first(PreferSecond, M& m, A&&... a) -> decltype(m(std::forward<A>(a)...)) {
+  return m(std::forward<A>(a)...);
+}
+
+/// Builds a module with parentheses when it has such a constructor, else with braces
+/// (aggregates). Returns a prvalue: no copy or move of M.
+template <class M, class... A>
+inline M construct_module(A&&... a) {
+  if constexpr (std::is_constructible_v<M, A...>) {
+    return M(std::forward<A>(a)...);
+  } else {
+    return M{std::forward<A>(a)...};
+  }
+}
+
+/// Throws std::invalid_argument unless `name` is a valid module name.
+inline std::string checked_module_name(std::string name, char const* who) {
+  if (name.empty()) throw std::invalid_argument(std::string{who} + ": empty module name");
+  if (name.find('/') != std::string::npos) {
+    throw std::invalid_argument(std::string{who} + ": module name \"" + name +
+                                "\" contains '/' (names are path components)");
+  }
+  return name;
+}
+
+#if NSIGHTKIT_ENABLED
+/// A Hooked instance's own hook set: a copy gets a fresh (empty) set, a move takes the set
+/// along (handles stay attached to the moved-to instance).
+class InstanceHooks {
+ public:
+  InstanceHooks() : set_{std::make_shared<HookSet>()} {}
+  InstanceHooks(InstanceHooks const&) : InstanceHooks() {}
+  InstanceHooks(InstanceHooks&&) noexcept = default;
+  InstanceHooks& operator=(InstanceHooks const&) noexcept { return *this; }
+  InstanceHooks& operator=(InstanceHooks&&) noexcept = default;
+  ~InstanceHooks() = default;
+
+  [[nodiscard]] HookSet* get() const noexcept { return set_.get(); }
+
+  /// The set, recreated for a moved-from instance (not concurrently with calls on it).
+  std::shared_ptr<HookSet> const& shared() {
+    if (!set_) set_ = std::make_shared<HookSet>();
+    return set_;
+  }
+
+ private:
+  std::shared_ptr<HookSet> set_;
+};
+#endif
+
+}  // namespace detail
+
+/**
+ * @brief Wraps a module type so that every call runs inside a ModuleScope named `name`,
+ *        without touching the module's code.
+ *
+ * `h(args...)` calls the module's `operator()` (else its `forward`), `h.forward(args...)` its
+ * `forward` (else its `operator()`), forwarding arguments and the result exactly: references,
+ * move-only types and `void` included. `get()`, `*` and `->` reach the module itself.
+ *
+ * Copying a Hooked copies the module and the name, not the instance's hooks; moving takes them
+ * along. Under `NSIGHTKIT_DISABLE` it still forwards every call to the module.
+ *
+ * @tparam M the module type (any class; aggregates are built with braces).
+ *
+ * @code
+ * struct Conv { Tensor forward(Tensor const& x); int in, out; };
+ * nsightkit::Hooked<Conv> conv1{"conv1", 64, 128};  // Conv{64, 128}
+ * Tensor y = conv1(x);                              // range "conv1", hooks
+ * auto h = conv1.add_post_hook([](nsightkit::ModuleInfo const& m) { ... });  // this one only
+ * @endcode
+ */
+template <class M>
+class Hooked {
+ public:
+  /// Builds the module from `args` and names it `name`.
+  /// @throws std::invalid_argument when `name` is empty or contains '/'; whatever M's
+  ///         constructor throws; std::bad_alloc.
+  template <class... Args>
+  explicit Hooked(std::string name, Args&&... args)
+      : name_{detail::checked_module_name(std::move(name), "nsightkit::Hooked")},
+        module_(detail::construct_module<M>(std::forward<Args>(args)...)) {}
+
+  /// Calls the module's `operator()` (else `forward`) inside the module scope.
+  template <class... Args>
+  auto operator()(Args&&... args)
+      -> decltype(detail::call_op_first(detail::PreferFirst{}, std::declval<M&>(),
+                                        std::forward<Args>(args)...)) {
+#if NSIGHTKIT_ENABLED
+    ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), hooks_.get(), &module_};
+#endif
+    return detail::call_op_first(detail::PreferFirst{}, module_, std::forward<Args>(args)...);
+  }
+
+  /// Const call: the module's const `operator()` (else const `forward`).
+  template <class... Args>
+  auto operator()(Args&&... args) const
+      -> decltype(detail::call_op_first(detail::PreferFirst{}, std::declval<M const&>(),
+                                        std::forward<Args>(args)...)) {
+#if NSIGHTKIT_ENABLED
+    ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), hooks_.get(), &module_};
+#endif
+    return detail::call_op_first(detail::PreferFirst{}, module_, std::forward<Args>(args)...);
+  }
+
+  /// Calls the module's `forward` (else `operator()`) inside the module scope.
+  template <class... Args>
+  auto forward(Args&&... args)
+      -> decltype(detail::call_forward_first(detail::PreferFirst{}, std::declval<M&>(),
+                                             std::forward<Args>(args)...)) {
+#if NSIGHTKIT_ENABLED
+    ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), hooks_.get(), &module_};
+#endif
+    return detail::call_forward_first(detail::PreferFirst{}, module_, std::forward<Args>(args)...);
+  }
+
+  /// Const forward: the module's const `forward` (else const `operator()`).
+  template <class... Args>
+  auto forward(Args&&... args) const
+      -> decltype(detail::call_forward_first(detail::PreferFirst{}, std::declval<M const&>(),
+                                             std::forward<Args>(args)...)) {
+#if NSIGHTKIT_ENABLED
+    ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), hooks_.get(), &module_};
+#endif
+    return detail::call_forward_first(detail::PreferFirst{}, module_, std::forward<Args>(args)...);
+  }
+
+  /// The module itself (calls through it run no hooks).
+  [[nodiscard]] M& get() noexcept { return module_; }
+  /// The module itself.
+  [[nodiscard]] M const& get() const noexcept { return module_; }
+  /// Member access to the module.
+  M* operator->() noexcept { return &module_; }
+  /// Member access to the module.
+  M const* operator->() const noexcept { return &module_; }
+  /// The module itself.
+  M& operator*() noexcept { return module_; }
+  /// The module itself.
+  M const& operator*() const noexcept { return module_; }
+
+  /// The module's name (its path component and NVTX range name).
+  [[nodiscard]] std::string const& name() const noexcept { return name_; }
+
+  /**
+   * @brief A pre hook for this instance only; runs after the global pre hooks.
+   * @param fn any callable `void(ModuleInfo const&)`.
+   * @return the handle that owns the hook (RAII).
+   * @throws std::invalid_argument when `fn` is empty; std::bad_alloc.
+   */
+  template <class F>
+  HookHandle add_pre_hook(F&& fn) {
+    ModuleHook h = detail::make_hook(std::forward<F>(fn), "nsightkit::Hooked::add_pre_hook");
+#if NSIGHTKIT_ENABLED
+    return detail::add_hook(hooks_.shared(), std::move(h), false);
+#else
+    (void)h;
+    return HookHandle{};
+#endif
+  }
+
+  /**
+   * @brief A post hook for this instance only; runs after the global post hooks.
+   * @param fn any callable `void(ModuleInfo const&)`.
+   * @return the handle that owns the hook (RAII).
+   * @throws std::invalid_argument when `fn` is empty; std::bad_alloc.
+   */
+  template <class F>
+  HookHandle add_post_hook(F&& fn) {
+    ModuleHook h = detail::make_hook(std::forward<F>(fn), "nsightkit::Hooked::add_post_hook");
+#if NSIGHTKIT_ENABLED
+    return detail::add_hook(hooks_.shared(), std::move(h), true);
+#else
+    (void)h;
+    return HookHandle{};
+#endif
+  }
+
+ private:
+  std::string name_;
+  M module_;
+#if NSIGHTKIT_ENABLED
+  detail::InstanceHooks hooks_;
+#endif
+};
+
+/**
+ * @brief A callable that runs a wrapped function inside a module scope (see instrument()).
+ *
+ * Calls forward arguments and the result exactly and let exceptions through (the scope ends,
+ * post hooks run and the range is popped on the way). Copyable and movable when F is.
+ *
+ * @code
+ * auto fetch = nsightkit::instrument([&](int i) { return loader.fetch(i); }, "fetch");
+ * Batch b = fetch(3);   // range "fetch", hooks
+ * @endcode
+ */
+template <class F>
+class Instrumented {
+ public:
+  /// Wraps `fn` under the module name `name`.
+  /// @throws std::invalid_argument when `name` is empty or contains '/'.
+  Instrumented(F fn, std::string name)
+      : fn_(std::move(fn)),
+        name_{detail::checked_module_name(std::move(name), "nsightkit::instrument")} {}
+
+  /// Calls the function (std::invoke) inside the scope.
+  template <class... Args>
+  auto operator()(Args&&... args) -> std::invoke_result_t<F&, Args...> {
+#if NSIGHTKIT_ENABLED
+    ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), nullptr, &fn_};
+#endif
+    return std::invoke(fn_, std::forward<Args>(args)...);
+  }
+
+  /// Calls a const function object inside the scope.
+  template <class... Args>
+  auto operator()(Args&&... args) const -> std::invoke_result_t<F const&, Args...> {
+#if NSIGHTKIT_ENABLED
+    ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), nullptr, &fn_};
+#endif
+    return std::invoke(fn_, std::forward<Args>(args)...);
+  }
+
+  /// The module name the calls run under.
+  [[nodiscard]] std::string const& name() const noexcept { return name_; }
+
+  /// The wrapped function.
+  [[nodiscard]] F const& function() const noexcept { return fn_; }
+
+ private:
+  F fn_;
+  std::string name_;
+};
+
+/**
+ * @brief Wraps any callable so each call runs inside a module scope named `name` — the C++
+ *        form of "monkey patching" a data loader's fetch.
+ *
+ * @param fn a function object, function pointer or member pointer (called with std::invoke).
+ * @param name the module name (non-empty, no '/').
+ * @return an Instrumented<F> holding a copy (or the moved) `fn`.
+ * @throws std::invalid_argument when `name` is empty or contains '/'.
+ *
+ * @code
+ * auto next_batch = nsightkit::instrument(&Loader::next, "loader");
+ * Batch b = next_batch(loader);    // range "loader"; exceptions pass through
+ * @endcode
+ */
+template <class F>
+inline Instrumented<std::decay_t<F>> instrument(F&& fn, std::string name) {
+  return Instrumented<std::decay_t<F>>(std::forward<F>(fn), std::move(name));
+}
+
+NSIGHTKIT_DETAIL_END_NAMESPACE
+
+#undef NSIGHTKIT_DETAIL_MODULE_COLD
+#undef NSIGHTKIT_DETAIL_MODULE_HOT

@@ -1,0 +1,28 @@
+# Module hooks (module.hpp): Recorder tests, the same tests compiled with NSIGHTKIT_DISABLE, the
+# concurrency tests (label tsan: CI runs them in a -fsanitize=thread build) and the GPU test.
+# module_alloc_counter.cpp replaces operator new (counts allocations); it uses no nsightkit, so the
+# DISABLED definition it receives as a source of test_module_disabled changes nothing.
+nsightkit_add_test(test_module SOURCES test_module.cpp module_alloc_counter.cpp)
+nsightkit_add_test(test_module_disabled SOURCES test_module_disabled.cpp module_alloc_counter.cpp DISABLED)
+nsightkit_add_test(test_module_threads SOURCES test_module_threads.cpp LABELS tsan)
+nsightkit_add_gpu_test(test_module_gpu SOURCES gpu/test_module_gpu.cu)
+
+# One registry and one per-thread module stack per process, across plugins built with hidden
+# visibility (linked, and loaded with dlopen(RTLD_LOCAL)).
+if(UNIX AND NOT APPLE)
+  foreach(plugin IN ITEMS a b)
+    add_library(nsk_module_plugin_${plugin} SHARED module_shared_libs/module_plugin.cpp)
+    target_link_libraries(nsk_module_plugin_${plugin} PRIVATE nsightkit::nsightkit nsightkit_warnings)
+    set_target_properties(nsk_module_plugin_${plugin} PROPERTIES CXX_VISIBILITY_PRESET hidden
+      VISIBILITY_INLINES_HIDDEN ON)
+  endforeach()
+  nsightkit_add_test(test_module_shared_libs SOURCES test_module_shared_libs.cpp NO_RECORDER
+    LIBRARIES nsk_module_plugin_a ${CMAKE_DL_LIBS})
+  target_compile_definitions(test_module_shared_libs PRIVATE
+    NSK_DLOPEN_MODULE_PLUGIN="$<TARGET_FILE:nsk_module_plugin_b>")
+  add_dependencies(test_module_shared_libs nsk_module_plugin_b)
+endif()
+
+# No NVTX tool in the binary: a scope nobody observes keeps no state; tracking starts with the
+# first observer.
+nsightkit_add_test(test_module_no_tool SOURCES test_module_no_tool.cpp NO_RECORDER)

@@ -1,0 +1,53 @@
+// Replaces the global operator new/delete of the module test executables so a test can count the
+// heap allocations of a code region. Every non-aligned form is replaced, so that under
+// AddressSanitizer no allocation made by the sanitizer's own operator new reaches these deletes.
+// In its own translation unit so the compiler cannot pair the malloc/free inside with inlined
+// new/delete expressions elsewhere. Not under ThreadSanitizer with clang: its static runtime
+// defines the same symbols (the counting test then says it was not checked).
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#if defined(__SANITIZE_THREAD__)
+#define NSK_TEST_NO_COUNTING 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define NSK_TEST_NO_COUNTING 1
+#endif
+#endif
+
+namespace nsk_test {
+std::atomic<bool> count_allocations{false};
+std::atomic<long> allocations{0};
+#if defined(NSK_TEST_NO_COUNTING)
+extern bool const allocation_counting = false;
+#else
+extern bool const allocation_counting = true;
+#endif
+}  // namespace nsk_test
+
+#if !defined(NSK_TEST_NO_COUNTING)
+
+namespace {
+void* counted_malloc(std::size_t n) noexcept {
+  if (nsk_test::count_allocations.load(std::memory_order_relaxed))
+    nsk_test::allocations.fetch_add(1);
+  return std::malloc(n == 0 ? 1 : n);
+}
+void* counted_or_throw(std::size_t n) {
+  if (void* p = counted_malloc(n)) return p;
+  throw std::bad_alloc{};
+}
+}  // namespace
+
+void* operator new(std::size_t n) { return counted_or_throw(n); }
+void* operator new[](std::size_t n) { return counted_or_throw(n); }
+void* operator new(std::size_t n, std::nothrow_t const&) noexcept { return counted_malloc(n); }
+void* operator new[](std::size_t n, std::nothrow_t const&) noexcept { return counted_malloc(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::nothrow_t const&) noexcept { std::free(p); }
+void operator delete[](void* p, std::nothrow_t const&) noexcept { std::free(p); }
+#endif

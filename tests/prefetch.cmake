@@ -1,0 +1,11 @@
+# Stream prefetcher (include/nsightkit/prefetch.hpp, detail/prefetch_*.hpp).
+# CPU: the ordering rules of detail::PrefetchCore against a fake GPU (exact operations per batch
+# for depths 1-4, no host wait in the steady state, ends, faults, no allocation per batch, NVTX
+# through the Recorder), the public type's argument checks and its CudaError without a driver.
+# GPU (label gpu): real batches verified by a kernel on the compute stream, random source delays,
+# long kernels, depths 1-4, pageable/pinned/always-staged sources, break, exceptions.
+if(TARGET CUDA::cudart)
+  nsightkit_add_test(test_prefetch SOURCES test_prefetch.cpp prefetch_alloc_counter.cpp
+    LIBRARIES CUDA::cudart)
+  nsightkit_add_gpu_test(test_prefetch_gpu SOURCES gpu/test_prefetch_gpu.cu)
+endif()
