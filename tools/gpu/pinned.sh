@@ -27,7 +27,7 @@ step gpu-test "$build/tests/test_pinned_gpu" --durations yes
 step cpu-test "$build/tests/test_pinned"
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ -x "$sanitizer" ]; then
-  step memcheck "$sanitizer" --tool memcheck --error-exitcode 1 "$build/tests/test_pinned_gpu"
+  step memcheck timeout 170 "$sanitizer" --tool memcheck --error-exitcode 1 "$build/tests/test_pinned_gpu"
 else
   echo "--- memcheck: compute-sanitizer not found, skipped"
 fi

@@ -30,10 +30,10 @@ step gpu-test env -u NVTX_INJECTION64_PATH "$gpu_test" --durations yes
 step cpu-test env -u NVTX_INJECTION64_PATH "$build/tests/test_prefetch"
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ -x "$sanitizer" ]; then
-  step memcheck "$sanitizer" --tool memcheck --leak-check full --error-exitcode 1 "$gpu_test"
-  step initcheck "$sanitizer" --tool initcheck --error-exitcode 1 "$gpu_test"
-  step racecheck "$sanitizer" --tool racecheck --error-exitcode 1 "$gpu_test"
-  step synccheck "$sanitizer" --tool synccheck --error-exitcode 1 "$gpu_test"
+  step memcheck timeout 170 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 1 "$gpu_test"
+  step initcheck timeout 120 "$sanitizer" --tool initcheck --error-exitcode 1 "$gpu_test"
+  step racecheck timeout 170 "$sanitizer" --tool racecheck --error-exitcode 1 "$gpu_test"
+  step synccheck timeout 120 "$sanitizer" --tool synccheck --error-exitcode 1 "$gpu_test"
 else
   echo "--- compute-sanitizer not found: memcheck/initcheck/racecheck/synccheck skipped"
   failures=$((failures + 1))
