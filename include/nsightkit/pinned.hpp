@@ -89,10 +89,11 @@ inline void direct_pinned_free(void* p, std::size_t bytes) noexcept {
  * @brief A `std::pmr::memory_resource` handing out page-locked memory straight from
  *        `cudaHostAlloc` and returning it with `cudaFreeHost`. No caching.
  *
- * - allocate(0) returns a non-null, page-aligned address that owns no memory (no CUDA call);
+ * - allocate(0) returns a non-null, 256-byte aligned address that owns no memory (no CUDA call);
  *   deallocating it does nothing. (Not nullptr: libstdc++ declares memory_resource::allocate
  *   `returns_nonnull`.)
- * - Alignment: every block is page-aligned (4096 bytes); larger or non-power-of-two alignments
+ * - Alignment: every block is aligned to 256 bytes (CUDA documents no alignment for
+ *   cudaHostAlloc; an H100 host returned 512-byte aligned blocks below 1 MiB); larger or non-power-of-two alignments
  *   throw std::invalid_argument.
  * - allocate throws std::bad_alloc when out of page-locked memory, CudaError on other CUDA
  *   failures; deallocate never throws (a failing cudaFreeHost, e.g. for a pointer that is not
@@ -110,7 +111,7 @@ inline void direct_pinned_free(void* p, std::size_t bytes) noexcept {
  */
 class PinnedMemoryResource final : public std::pmr::memory_resource {
  public:
-  /// The largest alignment served (one page).
+  /// The largest alignment served (256 bytes).
   static constexpr std::size_t max_alignment = detail::pinned_max_alignment;
 
   /// A resource passing `flags` to cudaHostAlloc (cudaHostAllocDefault, cudaHostAllocPortable,
@@ -203,7 +204,7 @@ class PinnedBlock;
  * pool releases its completed cached blocks and tries once more before throwing std::bad_alloc.
  *
  * **Errors.** allocate: std::bad_alloc (out of page-locked memory), CudaError (no driver, no
- * device, a CUDA error reported by an event query), std::invalid_argument (alignment above 4096
+ * device, a CUDA error reported by an event query), std::invalid_argument (alignment above 256
  * or not a power of two). deallocate never throws. Misuse (double free, foreign pointer, a size
  * of another class) always goes to PinnedPoolOptions::on_misuse (default: message and abort).
  *
@@ -465,12 +466,12 @@ inline PinnedBlock PinnedMemoryPool::acquire(std::size_t bytes) {
  * cudaMemcpyAsync(dev, batch.data(), n * sizeof(float), cudaMemcpyHostToDevice, copy);
  * @endcode
  *
- * @tparam T the element type (alignment at most 4096)
+ * @tparam T the element type (alignment at most 256)
  */
 template <class T>
 class PinnedAllocator {
   static_assert(alignof(T) <= detail::pinned_max_alignment,
-                "nsightkit::PinnedAllocator: page-locked blocks are aligned to 4096 bytes");
+                "nsightkit::PinnedAllocator: page-locked blocks are aligned to 256 bytes");
 
  public:
   using value_type = T;                                           ///< element type
