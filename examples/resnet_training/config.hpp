@@ -1,0 +1,73 @@
+// Command-line configuration of resnet_training: parsing with clear errors, and the defaults that
+// depend on the device (a small, quick run on the CPU; a GPU-sized run on CUDA).
+#pragma once
+
+#include "common/tensor.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace resnet {
+
+struct Config {
+  // Device and what was decided about it.
+  std::string device_flag{"auto"};  ///< as given: auto, cpu, cuda
+  nn::Device device{nn::Device::cpu};
+  std::string device_note;  ///< why auto chose the CPU, or ""
+
+  // Training.
+  int steps{0};
+  int warmup{0};
+  int batch{0};
+  double lr{0.05};
+  double momentum{0.9};
+  double weight_decay{5e-4};
+  std::uint64_t seed{1};
+
+  // Model and data.
+  int image_size{0};
+  int width{0};
+  int stages{3};
+  int blocks{0};
+  int classes{10};
+  nn::Layout layout{nn::Layout::nchw};
+  bool tf32{true};
+  bool cudnn_benchmark{true};
+
+  // Input pipeline.
+  int workers{0};
+  int decode_us{0};
+  bool pinned{false};
+  bool prefetch{false};
+
+  // Output.
+  std::string report{"table=stdout"};  ///< NSIGHTKIT_REPORT grammar; "off" for none
+  bool report_given{false};
+  bool reset_report_after_warmup{true};
+  std::string metrics_path;
+  int log_every{0};
+  std::vector<std::string> notes;  ///< things the user should know (ignored flags)
+};
+
+/// Outcome of parsing: run with `config`, or exit with `exit_code` (0 after --help; 2 for a bad
+/// command line, with `error` saying why).
+struct ParseResult {
+  bool run{false};
+  int exit_code{0};
+  std::string error;  ///< "resnet_training: error: --batch: 'x' is not an integer\n(see ...)"
+  Config config;
+};
+
+/**
+ * Parses argv and resolves the device (auto: CUDA when this build has it and a device is usable)
+ * and every default that depends on it. Bad arguments give exit code 2 and an error
+ * "resnet_training: error: <flag>: <problem>" plus a hint (the caller prints it).
+ * `cuda_probe` decides whether a CUDA device is usable (tests pass a fake).
+ */
+ParseResult parse_config(int argc, char const* const* argv, bool (*cuda_probe)(std::string* why));
+
+/// The --help text.
+std::string help_text();
+
+}  // namespace resnet

@@ -1,0 +1,81 @@
+// What differs between running the training loop on the CPU and on a GPU, besides the kernels:
+// where host batches live, how they reach the device, how the step's metrics come back and how
+// far the host may run ahead. The loop (train.cpp) is the same for both.
+#pragma once
+
+#include "common/backend.hpp"
+#include "data.hpp"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace resnet {
+
+/// A batch in the backend's memory, ready for the model.
+struct DeviceBatch {
+  nn::Tensor images;  ///< [n, channels, size, size] in the model's layout
+  nn::Tensor labels;  ///< [n, 1, 1, 1] i32
+};
+
+/// Loss and correct predictions of one step.
+using StepMetrics = std::array<double, 2>;
+
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+  Runtime() = default;
+  Runtime(Runtime const&) = delete;
+  Runtime& operator=(Runtime const&) = delete;
+
+  [[nodiscard]] virtual nn::Backend& backend() noexcept = 0;
+  /// Where the loader's workers put batches.
+  [[nodiscard]] virtual HostAllocator& host_allocator() noexcept = 0;
+  /// One line: host memory, transfer path.
+  [[nodiscard]] virtual std::string describe() const = 0;
+
+  /// Installs the source of host batches (the loader's instrumented fetch). Once, before next().
+  virtual void set_source(std::function<HostBatch()> fetch) = 0;
+
+  /// The batch of the current step on the device. Emits the step's top-level input ranges:
+  /// "data" (the source: waiting for, or making, the host batch) and "h2d" (queuing the copy,
+  /// or waiting for the prefetched one).
+  virtual DeviceBatch next_batch() = 0;
+
+  /// After the step's optimizer update was queued: fetches `metrics` (2 values) of step `step`
+  /// without waiting for the device.
+  virtual void end_step(std::int64_t step, nn::Tensor const& metrics) = 0;
+
+  /// The metrics of step `step` (ended before), waiting for the device if needed.
+  virtual StepMetrics wait_step(std::int64_t step) = 0;
+
+  /// Runs `body` (one step) with the device's compute stream current for the report's GPU
+  /// timing (nsightkit::CurrentStream); the CPU runtime just calls it.
+  virtual void in_step(std::function<void()> const& body) { body(); }
+
+  /// Waits until all queued device work has finished.
+  virtual void finish() = 0;
+};
+
+struct RuntimeOptions {
+  int batch{32};
+  int channels{3};
+  int image_size{32};
+  nn::Layout layout{nn::Layout::nchw};
+  bool pinned{false};          ///< CUDA: workers fill page-locked memory from a PinnedMemoryPool
+  bool prefetch{false};        ///< CUDA: StreamPrefetcher copies on a copy stream, one batch ahead
+  bool tf32{true};             ///< CUDA: TF32 tensor-core math
+  bool cudnn_benchmark{true};  ///< CUDA: time cuDNN's convolution algorithms (cudnnFind)
+  int device{0};               ///< CUDA device ordinal
+};
+
+/// The CPU runtime: pageable host memory, the "h2d" step is a memcpy into the model's input.
+std::unique_ptr<Runtime> make_cpu_runtime(RuntimeOptions const& options);
+
+/// The CUDA runtime (only in builds with NSIGHTKIT_EXAMPLES_CUDA).
+/// @throws std::runtime_error when no CUDA device is usable (the message says why).
+std::unique_ptr<Runtime> make_cuda_runtime(RuntimeOptions const& options);
+
+}  // namespace resnet

@@ -1,0 +1,41 @@
+# Tests of examples/resnet_training. Included by this example's CMakeLists.txt when nsightkit's
+# test functions exist (NSIGHTKIT_BUILD_TESTS=ON); it may also be included from
+# tests/CMakeLists.txt. Needs the resnet_training targets (defined before the include).
+#   test_resnet_gradcheck  every parameter gradient of a tiny ResNet vs finite differences (f64)
+#   test_resnet_model      module ranges through the NVTX Recorder, layouts, loader, command line
+#   resnet_training_ci     the program on the CPU for a few steps, checked through its report
+#                          JSON and metrics JSON (module paths, capture steps, falling loss)
+#   test_resnet_cuda       (label gpu) CUDA vs CPU backend; every input pipeline trains the same
+include_guard(GLOBAL)
+if(NOT TARGET Catch2::Catch2)
+  find_package(Catch2 2 REQUIRED)
+endif()
+include(Catch)
+find_package(Threads REQUIRED)
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+if(NOT DEFINED NSIGHTKIT_TEST_ENV_MOD)
+  set(NSIGHTKIT_TEST_ENV_MOD "NVTX_INJECTION64_PATH=unset:")
+endif()
+set(_resnet_dir ${CMAKE_CURRENT_LIST_DIR})
+
+nsightkit_add_test(test_resnet_gradcheck SOURCES ${_resnet_dir}/tests/test_gradcheck.cpp
+  NO_RECORDER LIBRARIES resnet_training_lib)
+nsightkit_add_test(test_resnet_model SOURCES ${_resnet_dir}/tests/test_model.cpp
+  LIBRARIES resnet_training_lib)
+
+set(_resnet_ci_flags "")
+if(NSIGHTKIT_DISABLE)
+  set(_resnet_ci_flags --disabled)
+endif()
+add_test(NAME resnet_training_ci
+  COMMAND Python3::Interpreter ${_resnet_dir}/tests/check_run.py
+          --exe $<TARGET_FILE:resnet_training> --workdir ${CMAKE_CURRENT_BINARY_DIR}/ci
+          ${_resnet_ci_flags})
+set_tests_properties(resnet_training_ci PROPERTIES LABELS cpu TIMEOUT 600
+  ENVIRONMENT_MODIFICATION "NVTX_INJECTION64_PATH=unset:;NSIGHTKIT_CAPTURE=unset:;NSIGHTKIT_REPORT=unset:")
+
+get_property(_resnet_cuda GLOBAL PROPERTY NSIGHTKIT_EXAMPLES_CUDA)
+if(_resnet_cuda)
+  nsightkit_add_gpu_test(test_resnet_cuda SOURCES ${_resnet_dir}/tests/test_resnet_cuda.cpp
+    NO_RECORDER LIBRARIES resnet_training_lib)
+endif()
