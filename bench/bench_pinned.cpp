@@ -20,8 +20,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <exception>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <string>
 #include <vector>
@@ -35,7 +35,8 @@ std::string size_name(std::size_t bytes) { return std::to_string(bytes / MiB) + 
 // Skips the benchmark with CUDA's message when a call fails.
 bool ok(benchmark::State& state, cudaError_t e, char const* what) {
   if (e == cudaSuccess) return true;
-  std::string const m = std::string{what} + ": " + cudaGetErrorName(e) + " " + cudaGetErrorString(e);
+  std::string const m =
+      std::string{what} + ": " + cudaGetErrorName(e) + " " + cudaGetErrorString(e);
   state.SkipWithError(m.c_str());
   return false;
 }
@@ -52,14 +53,17 @@ void alloc_free_cuda(benchmark::State& state, std::size_t bytes) {
 void alloc_free_pool(benchmark::State& state, std::size_t bytes, bool on_stream) {
   nsightkit::PinnedMemoryPool pool;
   cudaStream_t stream{};
-  if (on_stream && !ok(state, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate")) return;
+  if (on_stream &&
+      !ok(state, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate"))
+    return;
   std::uint64_t warm = 0;
   try {
     pool.deallocate(pool.allocate(bytes), bytes);  // warm: the block exists before timing
     if (on_stream) {
       // Warm the stream-ordered case too: freed blocks wait for their event, so the pool grows
       // to the few blocks in flight at once; grow it before timing, not during.
-      for (int i = 0; i < 256; ++i) pool.deallocate(pool.allocate(bytes), bytes, nsightkit::StreamView{stream});
+      for (int i = 0; i < 256; ++i)
+        pool.deallocate(pool.allocate(bytes), bytes, nsightkit::StreamView{stream});
       NSIGHTKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
     }
     warm = pool.stats().host_alloc_calls;
@@ -79,17 +83,22 @@ void alloc_free_pool(benchmark::State& state, std::size_t bytes, bool on_stream)
   state.counters["cudaHostAlloc_timed"] = static_cast<double>(s.host_alloc_calls - warm);
   state.counters["blocks"] = static_cast<double>(s.host_alloc_calls);
   state.counters["hit_rate"] =
-      s.allocations == 0 ? 0.0 : static_cast<double>(s.cache_hits) / static_cast<double>(s.allocations);
+      s.allocations == 0 ? 0.0
+                         : static_cast<double>(s.cache_hits) / static_cast<double>(s.allocations);
   if (on_stream) (void)cudaStreamDestroy(stream);
 }
 
 // Times H2D copies of `bytes` from `src`.
-void h2d(benchmark::State& state, void const* src, std::size_t bytes, void* dst, cudaStream_t stream) {
+void h2d(benchmark::State& state, void const* src, std::size_t bytes, void* dst,
+         cudaStream_t stream) {
   for (auto _ : state) {
-    if (!ok(state, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync")) break;
+    if (!ok(state, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream),
+            "cudaMemcpyAsync"))
+      break;
     if (!ok(state, cudaStreamSynchronize(stream), "cudaStreamSynchronize")) break;
   }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(bytes));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(bytes));
 }
 
 double seconds_per_unit(benchmark::TimeUnit u) {
@@ -175,7 +184,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
   }
 
   std::map<std::string, std::vector<double>> seconds_;  // per benchmark: seconds per iteration
-  std::map<std::string, double> medians_;                // per benchmark: the median aggregate
+  std::map<std::string, double> medians_;               // per benchmark: the median aggregate
 };
 
 }  // namespace
@@ -233,16 +242,19 @@ int main(int argc, char** argv) {
   }
   for (std::size_t bytes : sizes) {
     std::string const sz = size_name(bytes);
-    benchmark::RegisterBenchmark(("h2d/pool_block/" + sz).c_str(), [=](benchmark::State& s) {
-      h2d(s, block, bytes, device, stream);
-    })->Unit(benchmark::kMicrosecond)->UseRealTime();
-    benchmark::RegisterBenchmark(("h2d/cudaHostAlloc/" + sz).c_str(), [=](benchmark::State& s) {
-      h2d(s, fresh, bytes, device, stream);
-    })->Unit(benchmark::kMicrosecond)->UseRealTime();
+    benchmark::RegisterBenchmark(("h2d/pool_block/" + sz).c_str(),
+                                 [=](benchmark::State& s) { h2d(s, block, bytes, device, stream); })
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("h2d/cudaHostAlloc/" + sz).c_str(),
+                                 [=](benchmark::State& s) { h2d(s, fresh, bytes, device, stream); })
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
     unsigned char const* src = pageable.data();
-    benchmark::RegisterBenchmark(("h2d/pageable/" + sz).c_str(), [=](benchmark::State& s) {
-      h2d(s, src, bytes, device, stream);
-    })->Unit(benchmark::kMicrosecond)->UseRealTime();
+    benchmark::RegisterBenchmark(("h2d/pageable/" + sz).c_str(),
+                                 [=](benchmark::State& s) { h2d(s, src, bytes, device, stream); })
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
   }
 
   RatioReporter reporter;

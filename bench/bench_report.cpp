@@ -153,7 +153,8 @@ void BM_range_report_gpu(benchmark::State& state) {
       nsightkit::ScopedRange r{"layer"};
       ++i;
     }
-    state.counters["events_created"] = static_cast<double>(nsightkit::Report::snapshot().gpu.events_created);
+    state.counters["events_created"] =
+        static_cast<double>(nsightkit::Report::snapshot().gpu.events_created);
   }
   cudaStreamDestroy(stream);
 }

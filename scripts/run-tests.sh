@@ -4,7 +4,8 @@
 #   2. clang++ with AddressSanitizer + UndefinedBehaviorSanitizer: all CPU tests
 #   3. g++ with NSIGHTKIT_DISABLE=ON: the whole suite again, proving the disabled build silent
 #   4. clang++ with ThreadSanitizer: the tests labelled "tsan"
-#   5. packaging: Conan 2 create (offline) and the vcpkg overlay port's install tree
+#   5. clang-format check, Doxygen API reference with warnings as errors
+#   6. packaging: Conan 2 create (offline) and the vcpkg overlay port's install tree
 # Tests labelled "gpu" report themselves skipped where no CUDA device exists.
 # Usage: scripts/run-tests.sh [--no-install]
 set -euo pipefail
@@ -52,6 +53,8 @@ run_check() {  # name, command...
     tail -3 "$out/$name.log"
   fi
 }
+run_check format bash "$root/scripts/check-format.sh"
+run_check docs bash "$root/scripts/build-docs.sh" "$out/docs"
 run_check conan bash "$root/scripts/check-conan.sh" "$out/conan"
 run_check vcpkg-port bash "$root/scripts/check-vcpkg-port.sh" "$out/vcpkg"
 
@@ -59,4 +62,4 @@ if [ ${#failed[@]} -ne 0 ]; then
   echo "FAILED: ${failed[*]}"
   exit 1
 fi
-echo "all suites passed: gcc, clang-asan, disabled, clang-tsan, conan, vcpkg-port"
+echo "all suites passed: gcc, clang-asan, disabled, clang-tsan, format, docs, conan, vcpkg-port"

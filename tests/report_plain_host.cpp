@@ -49,8 +49,8 @@ int main(int argc, char** argv) {
   b.record(2);
   bool const unified = a.state() == b.state();
   int const a_sees_b = a.count("plugin2");
-  std::printf("unified=%d b_enabled=%d b_duplicate=%d a_sees_b=%d (expected unified=%d)\n", unified ? 1 : 0,
-              b_enabled, b.duplicate(), a_sees_b, NSK_EXPECT_UNIFIED);
+  std::printf("unified=%d b_enabled=%d b_duplicate=%d a_sees_b=%d (expected unified=%d)\n",
+              unified ? 1 : 0, b_enabled, b.duplicate(), a_sees_b, NSK_EXPECT_UNIFIED);
   bool ok;
   if (unified) {
     ok = b_enabled == 1 && b.duplicate() == 0 && a_sees_b == 1 && a.count("plugin1") == 1;

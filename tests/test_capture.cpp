@@ -25,16 +25,16 @@
 #endif
 
 namespace nsk = nsightkit;
+using Catch::Matchers::Contains;
+using nsightkit::testing::EventKind;
+using nsightkit::testing::Recorder;
 using nsk::CaptureBackend;
 using nsk::CaptureEvent;
 using nsk::CaptureOptions;
 using nsk::CapturePhase;
 using nsk::CaptureSchedule;
 using nsk::CaptureWindow;
-using nsightkit::testing::EventKind;
-using nsightkit::testing::Recorder;
 using nsk_test::expect;
-using Catch::Matchers::Contains;
 using Lines = std::vector<std::string>;
 
 namespace {
@@ -54,8 +54,10 @@ class ScopedEnv {
 
  private:
   void set(char const* value) {
-    if (value != nullptr) ::setenv(name_, value, 1);
-    else ::unsetenv(name_);
+    if (value != nullptr)
+      ::setenv(name_, value, 1);
+    else
+      ::unsetenv(name_);
   }
   char const* name_;
   std::optional<std::string> old_;
@@ -171,7 +173,10 @@ TEST_CASE("phase of every step with backend calls and callbacks for many schedul
       {"repeat=0 (forever)", {2, 0, 1, 0}, "WWAWWAWWAWWA", {{2, 2}, {5, 5}, {8, 8}, {11, 11}}},
       {"skip_first=3", {1, 1, 1, 1, 3}, "SSSWUADDD", {{5, 5}}},
       {"back-to-back windows", {0, 0, 3, 0}, "AAAAAAAAA", {{0, 2}, {3, 5}, {6, 8}}},
-      {"warmup only, skip 1, repeat 3", {0, 2, 2, 3, 1}, "SUUAAUUAAUUAADD", {{3, 4}, {7, 8}, {11, 12}}},
+      {"warmup only, skip 1, repeat 3",
+       {0, 2, 2, 3, 1},
+       "SUUAAUUAAUUAADD",
+       {{3, 4}, {7, 8}, {11, 12}}},
       {"skip 2, repeat 2", {3, 0, 2, 2, 2}, "SSWWWAAWWWAADDD", {{5, 6}, {10, 11}}},
       {"alternating", {0, 1, 1, 0}, "UAUAUAUA", {{1, 1}, {3, 3}, {5, 5}, {7, 7}}},
       {"ends mid-window", {2, 0, 5}, "WWAAA", {{2, 4}}},
@@ -240,7 +245,9 @@ TEST_CASE("window edges interleave with NVTX in a fixed order") {
   // Every backend call and callback is noted with the number of NVTX lines recorded so far,
   // then merged into the NVTX sequence.
   std::vector<std::pair<std::size_t, std::string>> notes;
-  b.also = [&](std::string const& call) { notes.emplace_back(rec.lines().size(), "profiler " + call); };
+  b.also = [&](std::string const& call) {
+    notes.emplace_back(rec.lines().size(), "profiler " + call);
+  };
   {
     CaptureWindow w{CaptureSchedule{1, 1, 1}, options_for(b, diagnostics)};
     w.on_start([&](CaptureEvent const& e) {
@@ -258,13 +265,13 @@ TEST_CASE("window edges interleave with NVTX in a fixed order") {
     while (next < notes.size() && notes[next].first == i) merged.push_back(notes[next++].second);
     if (i < nvtx.size()) merged.push_back(nvtx[i]);
   }
-  CHECK(merged == expect({"push nsightkit step 0", "pop nsightkit",  // wait
-                          "push nsightkit step 1", "pop nsightkit",  // warmup
-                          "profiler start", "start nsightkit capture", "on_start 2-2 cycle 0",
-                          "push nsightkit step 2", "pop nsightkit",  // active
-                          "profiler sync", "end nsightkit", "profiler stop",
-                          "on_stop 2-2 cycle 0 complete",
-                          "push nsightkit step 3", "pop nsightkit"}));  // done
+  CHECK(merged ==
+        expect({"push nsightkit step 0", "pop nsightkit",  // wait
+                "push nsightkit step 1", "pop nsightkit",  // warmup
+                "profiler start", "start nsightkit capture", "on_start 2-2 cycle 0",
+                "push nsightkit step 2", "pop nsightkit",  // active
+                "profiler sync", "end nsightkit", "profiler stop", "on_stop 2-2 cycle 0 complete",
+                "push nsightkit step 3", "pop nsightkit"}));  // done
   CHECK(rec.open_ranges() == 0);
   CHECK(diagnostics.empty());
 }
@@ -305,8 +312,9 @@ class StepSink final : public nsk::detail::RangeSink {
  public:
   Lines seen;
   void on_push(nsk::detail::RangeBegin const& b) noexcept override {
-    seen.push_back(std::string{nsk::detail::is_step_range(*b.attributes) ? "step-range " : "range "} +
-                   std::string{b.name} + (nsk::detail::capture_active() ? " (captured)" : ""));
+    seen.push_back(
+        std::string{nsk::detail::is_step_range(*b.attributes) ? "step-range " : "range "} +
+        std::string{b.name} + (nsk::detail::capture_active() ? " (captured)" : ""));
   }
   void on_pop(char const*) noexcept override {
     seen.push_back(nsk::detail::capture_active() ? "pop (captured)" : "pop");
@@ -367,7 +375,8 @@ TEST_CASE("the capture state follows the window: active_windows and last_step") 
   }
 }
 
-TEST_CASE("backend choice: NVTX only or profiler only or no synchronization or a custom range name") {
+TEST_CASE(
+    "backend choice: NVTX only or profiler only or no synchronization or a custom range name") {
   ScopedEnv clean{"NSIGHTKIT_CAPTURE", nullptr};
   Recorder rec;
   struct Case {
@@ -381,7 +390,11 @@ TEST_CASE("backend choice: NVTX only or profiler only or no synchronization or a
       {"all", CaptureBackend::all, true, {"start 1", "sync 1", "stop 1"}, true},
       {"nvtx only (still synchronizes)", CaptureBackend::nvtx_range, true, {"sync 1"}, true},
       {"nvtx only, no sync", CaptureBackend::nvtx_range, false, {}, true},
-      {"profiler only", CaptureBackend::cuda_profiler, true, {"start 1", "sync 1", "stop 1"}, false},
+      {"profiler only",
+       CaptureBackend::cuda_profiler,
+       true,
+       {"start 1", "sync 1", "stop 1"},
+       false},
       {"profiler, no sync", CaptureBackend::cuda_profiler, false, {"start 1", "stop 1"}, false},
       {"none: callbacks only", CaptureBackend::none, false, {}, false},
   };
@@ -406,7 +419,8 @@ TEST_CASE("backend choice: NVTX only or profiler only or no synchronization or a
     for (auto const& l : rec.lines()) {
       if (l.rfind("start", 0) == 0 || l.rfind("end", 0) == 0) window_lines.push_back(l);
     }
-    CHECK(window_lines == when_on(c.window_range ? Lines{"start nsightkit capture", "end nsightkit"} : Lines{}));
+    CHECK(window_lines ==
+          when_on(c.window_range ? Lines{"start nsightkit capture", "end nsightkit"} : Lines{}));
   }
   rec.clear();
   {
@@ -417,8 +431,8 @@ TEST_CASE("backend choice: NVTX only or profiler only or no synchronization or a
     CaptureWindow w{CaptureSchedule{0, 0, 1}, o};
     run_steps(w, b, 1);
   }
-  CHECK(rec.lines() == expect({"start nsightkit profile me", "push nsightkit step 0", "pop nsightkit",
-                               "end nsightkit"}));
+  CHECK(rec.lines() == expect({"start nsightkit profile me", "push nsightkit step 0",
+                               "pop nsightkit", "end nsightkit"}));
 }
 
 TEST_CASE("NSIGHTKIT_CAPTURE replaces the code's schedule") {
@@ -458,7 +472,8 @@ TEST_CASE("NSIGHTKIT_CAPTURE replaces the code's schedule") {
   }
 }
 
-TEST_CASE("NSIGHTKIT_CAPTURE from the issue (wait=10 warmup=2 active=3 repeat=1) captures steps 12-14") {
+TEST_CASE(
+    "NSIGHTKIT_CAPTURE from the issue (wait=10 warmup=2 active=3 repeat=1) captures steps 12-14") {
   ScopedEnv env{"NSIGHTKIT_CAPTURE", "wait=10,warmup=2,active=3,repeat=1"};
   RecordingBackend b;
   std::vector<std::string> diagnostics;
@@ -470,7 +485,8 @@ TEST_CASE("NSIGHTKIT_CAPTURE from the issue (wait=10 warmup=2 active=3 repeat=1)
   CHECK(b.calls == when_on({"start 12", "sync 14", "stop 14"}));
 }
 
-TEST_CASE("NSIGHTKIT_CAPTURE=off switches capture off and unset or empty keeps the code's schedule") {
+TEST_CASE(
+    "NSIGHTKIT_CAPTURE=off switches capture off and unset or empty keeps the code's schedule") {
   for (char const* text : {"off", "OFF", "none", "0", "  off  ", "Off"}) {
     INFO(text);
     ScopedEnv env{"NSIGHTKIT_CAPTURE", text};
@@ -566,7 +582,8 @@ TEST_CASE("a malformed NSIGHTKIT_CAPTURE: one message naming the variable and th
     strict.strict_environment = true;
     if constexpr (on) {
       CHECK_THROWS_AS(CaptureWindow(code, strict), std::invalid_argument);
-      CHECK_THROWS_WITH(CaptureWindow(code, strict), Contains("NSIGHTKIT_CAPTURE") && Contains(c.names));
+      CHECK_THROWS_WITH(CaptureWindow(code, strict),
+                        Contains("NSIGHTKIT_CAPTURE") && Contains(c.names));
     } else {
       CHECK_NOTHROW(CaptureWindow(code, strict));
     }
@@ -657,7 +674,8 @@ TEST_CASE("a window destroyed inside an active window stops the capture") {
   CHECK(diagnostics.empty());
 }
 
-TEST_CASE("a window destroyed while a step is open stops the capture and the step still ends safely") {
+TEST_CASE(
+    "a window destroyed while a step is open stops the capture and the step still ends safely") {
   ScopedEnv clean{"NSIGHTKIT_CAPTURE", nullptr};
   Recorder rec;
   RecordingBackend b;
@@ -689,7 +707,7 @@ TEST_CASE("close() ends an open capture and captures nothing more") {
   w.close();
   w.close();
   CHECK_FALSE(w.capturing());
-  CHECK(run_steps(w, b, 6) == "OOOOOO");  // the schedule would open two more windows
+  CHECK(run_steps(w, b, 6) == "OOOOOO");         // the schedule would open two more windows
   CHECK(w.phase_of(4) == CapturePhase::active);  // phase_of answers from the schedule
   CHECK(b.calls == when_on({"start 1", "sync 1", "stop 1"}));
   CHECK(stopped == when_on({"1-1 cycle 0"}));
@@ -779,7 +797,8 @@ TEST_CASE("exit() inside an active window stops the capture (stack or leaked or 
         status);
     CHECK(out == stopped);
   }
-  SECTION("a static window: stopped exactly once (exit handler or destructor, whichever runs first)") {
+  SECTION(
+      "a static window: stopped exactly once (exit handler or destructor, whichever runs first)") {
     std::string const out = in_child(
         [](int fd) {
           static CaptureWindow w{CaptureSchedule{0, 0, 5}, pipe_options(fd)};

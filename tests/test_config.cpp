@@ -5,8 +5,8 @@
 #include <string>
 
 TEST_CASE("version macros and string agree") {
-  STATIC_REQUIRE(NSIGHTKIT_VERSION ==
-                 NSIGHTKIT_VERSION_MAJOR * 10000 + NSIGHTKIT_VERSION_MINOR * 100 + NSIGHTKIT_VERSION_PATCH);
+  STATIC_REQUIRE(NSIGHTKIT_VERSION == NSIGHTKIT_VERSION_MAJOR * 10000 +
+                                          NSIGHTKIT_VERSION_MINOR * 100 + NSIGHTKIT_VERSION_PATCH);
   std::string const expected = std::to_string(NSIGHTKIT_VERSION_MAJOR) + "." +
                                std::to_string(NSIGHTKIT_VERSION_MINOR) + "." +
                                std::to_string(NSIGHTKIT_VERSION_PATCH);

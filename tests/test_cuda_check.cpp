@@ -32,7 +32,8 @@ TEST_CASE("success does not throw, and the error is a std::runtime_error") {
 TEST_CASE("the message is built from CUDA's own tables") {
   nsightkit::CudaError const e{cudaErrorMemoryAllocation, "cudaMalloc(&p, n)", "f.cu", 7};
   CHECK(std::string{e.what()} ==
-        "CUDA error: cudaMalloc(&p, n) returned cudaErrorMemoryAllocation (2): out of memory at f.cu:7");
+        "CUDA error: cudaMalloc(&p, n) returned cudaErrorMemoryAllocation (2): out of memory at "
+        "f.cu:7");
 }
 
 TEST_CASE("the no-throw twin returns the code and tolerates shutdown") {

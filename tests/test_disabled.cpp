@@ -42,7 +42,8 @@ TEST_CASE("disabled: nothing reaches NVTX, while a raw call in the same binary d
     nsightkit::ScopedRange a{"static"};
     nsightkit::ScopedRange b{"fmt {}", 1};
     nsightkit::ScopedRange c{std::string{"dyn"}};
-    nsightkit::ScopedRangeIn<Dom> d{{nsightkit::Color::rgb(1, 2, 3), nsightkit::Payload{1}}, "x{}", 2};
+    nsightkit::ScopedRangeIn<Dom> d{
+        {nsightkit::Color::rgb(1, 2, 3), nsightkit::Payload{1}}, "x{}", 2};
     nsightkit::UniqueRange u{"u"};
     u.end();
     nsightkit::mark("m");

@@ -45,7 +45,9 @@ TEST_CASE("no tool handles pushes in this binary") {
 namespace {
 struct NameSink final : nsightkit::detail::RangeSink {
   std::string last;
-  void on_push(nsightkit::detail::RangeBegin const& b) noexcept override { last = std::string{b.name}; }
+  void on_push(nsightkit::detail::RangeBegin const& b) noexcept override {
+    last = std::string{b.name};
+  }
   void on_pop(char const*) noexcept override {}
 };
 }  // namespace

@@ -15,10 +15,11 @@ TEST_CASE("two translation units share per-site and per-domain registrations") {
   call_from_b();
   call_from_a();
   REQUIRE(rec.lines() ==
-          nsk_test::expect({"push nsightkit odr_shared_function", "pop nsightkit", "push nsightkit odr-static",
-                            "pop nsightkit", "push nsightkit odr_shared_function", "pop nsightkit",
-                            "push nsightkit odr-static", "pop nsightkit", "push nsightkit odr_shared_function",
-                            "pop nsightkit", "push nsightkit odr-static", "pop nsightkit"}));
+          nsk_test::expect(
+              {"push nsightkit odr_shared_function", "pop nsightkit", "push nsightkit odr-static",
+               "pop nsightkit", "push nsightkit odr_shared_function", "pop nsightkit",
+               "push nsightkit odr-static", "pop nsightkit", "push nsightkit odr_shared_function",
+               "pop nsightkit", "push nsightkit odr-static", "pop nsightkit"}));
   std::size_t regs = 0;
   for (auto const& e : rec.events()) regs += e.kind == EventKind::register_string ? 1 : 0;
   CHECK(regs == (nsightkit::enabled ? 2u : 0u));

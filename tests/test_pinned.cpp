@@ -56,9 +56,9 @@ struct FakeState {
   std::set<int> record_fails;              // streams on which recording fails
   std::set<int> sync_fails;                // streams on which synchronizing fails
   bool query_throws{false};
-  std::vector<int> synchronized;           // streams synchronized, in order
+  std::vector<int> synchronized;  // streams synchronized, in order
   std::uint64_t waits{0};
-  std::vector<std::string> errors;         // misuse of the backend by the pool
+  std::vector<std::string> errors;  // misuse of the backend by the pool
 
   void finish(int stream) {
     std::lock_guard<std::mutex> lock{mutex};
@@ -100,7 +100,7 @@ struct FakeBackend {
   void* allocate(std::size_t bytes) {
     std::lock_guard<std::mutex> lock{state->mutex};
     if (bytes > state->budget || state->live_bytes > state->budget - bytes) throw std::bad_alloc{};
-    void* p = ::operator new(bytes, std::align_val_t{alignment});
+    void* p = ::operator new (bytes, std::align_val_t{alignment});
     state->live.emplace(p, bytes);
     state->live_bytes += bytes;
     ++state->allocations;
@@ -118,7 +118,7 @@ struct FakeBackend {
     state->live_bytes -= it->second;
     state->live.erase(it);
     ++state->frees;
-    ::operator delete(p, std::align_val_t{alignment});
+    ::operator delete (p, std::align_val_t{alignment});
   }
 
   // Streams 0..99 live on device 0, 100..199 on device 1, ...
@@ -141,7 +141,8 @@ struct FakeBackend {
     std::lock_guard<std::mutex> lock{state->mutex};
     auto& r = state->events.at(e.id);
     if (r.destroyed) state->errors.emplace_back("record of a destroyed event");
-    if (r.device != device_of(stream)) state->errors.emplace_back("event recorded on another device's stream");
+    if (r.device != device_of(stream))
+      state->errors.emplace_back("event recorded on another device's stream");
     if (state->capturing.count(stream) != 0) return nsightkit::detail::RecordStatus::capturing;
     if (state->record_fails.count(stream) != 0) return nsightkit::detail::RecordStatus::failed;
     r.stream = stream;
@@ -374,7 +375,7 @@ TEST_CASE("stream-ordered reuse: the oldest completed block is handed out first"
   void* c = pool.allocate(64 * KiB);
   pool.deallocate(a, 64 * KiB, 1);  // still in flight on stream 1
   pool.deallocate(b, 64 * KiB, 2);
-  pool.deallocate(c, 64 * KiB);     // idle at once
+  pool.deallocate(c, 64 * KiB);  // idle at once
   fake.finish(2);
   void* first = pool.allocate(64 * KiB);
   CHECK(first == b);  // a is older but still in flight
@@ -626,7 +627,8 @@ TEST_CASE("misuse is detected: foreign pointer, double free, wrong size, record 
   CHECK(s.bytes_in_use == 0);
   CHECK(s.events_created == 0);
   CHECK(fake.error_list().empty());
-  CHECK(std::string{nsightkit::detail::describe(PoolStatus::double_free)}.find("double free") != std::string::npos);
+  CHECK(std::string{nsightkit::detail::describe(PoolStatus::double_free)}.find("double free") !=
+        std::string::npos);
 }
 
 TEST_CASE("out of memory: cached idle blocks are released and the allocation retried once") {
@@ -814,7 +816,8 @@ TEST_CASE("many threads allocating and freeing: no block is handed out twice, bo
   CHECK(fake.error_list().empty());
 }
 
-// ---- StreamView -----------------------------------------------------------------------------------
+// ---- StreamView
+// -----------------------------------------------------------------------------------
 
 TEST_CASE("StreamView is explicit, cannot be made from 0 or nullptr, and names default streams") {
   STATIC_REQUIRE(std::is_constructible_v<StreamView, cudaStream_t>);
@@ -843,7 +846,8 @@ TEST_CASE("StreamView is explicit, cannot be made from 0 or nullptr, and names d
   CHECK(std::hash<StreamView>{}(s) == std::hash<cudaStream_t>{}(fake_handle));
 }
 
-// ---- the public types' contracts (no GPU needed) -------------------------------------------------
+// ---- the public types' contracts (no GPU needed)
+// -------------------------------------------------
 
 TEST_CASE("PinnedAllocator: allocator traits, rebind and equality") {
   using A = PinnedAllocator<float>;
@@ -877,11 +881,13 @@ TEST_CASE("PinnedAllocator: allocator traits, rebind and equality") {
   CHECK(PinnedAllocator<double>{A{}}.pool() == nullptr);
 }
 
-TEST_CASE("PinnedAllocator: zero elements is nullptr, an overflowing count is bad_array_new_length") {
+TEST_CASE(
+    "PinnedAllocator: zero elements is nullptr, an overflowing count is bad_array_new_length") {
   PinnedAllocator<double> a;
   CHECK(a.allocate(0) == nullptr);
   a.deallocate(nullptr, 0);
-  CHECK_THROWS_AS(a.allocate(std::numeric_limits<std::size_t>::max() / 4), std::bad_array_new_length);
+  CHECK_THROWS_AS(a.allocate(std::numeric_limits<std::size_t>::max() / 4),
+                  std::bad_array_new_length);
   PinnedMemoryPool pool;
   PinnedAllocator<double> b{pool};
   CHECK(b.allocate(0) == nullptr);
@@ -962,7 +968,8 @@ TEST_CASE("PinnedBlock: empty handles, moves, and acquire(0)") {
   CHECK(pool.stats().allocations == 0);
 }
 
-// ---- no driver / no GPU: a clear CudaError at first use ------------------------------------------
+// ---- no driver / no GPU: a clear CudaError at first use
+// ------------------------------------------
 
 TEST_CASE("without a driver or GPU the first allocation is a clear CudaError (with one it works)") {
   bool const gpu = have_gpu();

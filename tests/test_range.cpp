@@ -75,8 +75,9 @@ TEST_CASE("a buffer reused with new text is never misnamed") {
     std::snprintf(buf, sizeof buf, "buffer-%d", i);
     ScopedRange r{static_cast<char const*>(buf)};
   }
-  REQUIRE(rec.lines() == expect({"push nsightkit buffer-0", "pop nsightkit", "push nsightkit buffer-1",
-                                 "pop nsightkit", "push nsightkit buffer-2", "pop nsightkit"}));
+  REQUIRE(rec.lines() ==
+          expect({"push nsightkit buffer-0", "pop nsightkit", "push nsightkit buffer-1",
+                  "pop nsightkit", "push nsightkit buffer-2", "pop nsightkit"}));
 }
 
 TEST_CASE("formatted names are formatted and passed as plain messages") {
@@ -117,7 +118,8 @@ struct fmt::formatter<Exploding> {
 TEST_CASE("a throwing formatter yields a placeholder name, never an exception") {
   Recorder rec;
   { ScopedRange r{"bad {}", Exploding{}}; }
-  REQUIRE(rec.lines() == expect({"push nsightkit <nsightkit: name formatting failed>", "pop nsightkit"}));
+  REQUIRE(rec.lines() ==
+          expect({"push nsightkit <nsightkit: name formatting failed>", "pop nsightkit"}));
 }
 
 TEST_CASE("ranges nest and report their depth") {
@@ -130,9 +132,9 @@ TEST_CASE("ranges nest and report their depth") {
     }
     ScopedRange d{"d"};
   }
-  REQUIRE(rec.lines() == expect({"push nsightkit a", "push nsightkit b", "push nsightkit c",
-                                 "pop nsightkit", "pop nsightkit", "push nsightkit d", "pop nsightkit",
-                                 "pop nsightkit"}));
+  REQUIRE(rec.lines() ==
+          expect({"push nsightkit a", "push nsightkit b", "push nsightkit c", "pop nsightkit",
+                  "pop nsightkit", "push nsightkit d", "pop nsightkit", "pop nsightkit"}));
   std::vector<int> depths;
   for (auto const& e : rec.range_events()) depths.push_back(e.depth);
   if (nsightkit::enabled) CHECK(depths == std::vector<int>{1, 2, 3, 3, 2, 2, 2, 1});
@@ -149,9 +151,9 @@ void throws_three_deep(int level) {
 TEST_CASE("an exception unwinding through ranges pops every one of them") {
   Recorder rec;
   REQUIRE_THROWS_AS(throws_three_deep(1), std::runtime_error);
-  REQUIRE(rec.lines() == expect({"push nsightkit level 1", "push nsightkit level 2",
-                                 "push nsightkit level 3", "pop nsightkit", "pop nsightkit",
-                                 "pop nsightkit"}));
+  REQUIRE(rec.lines() ==
+          expect({"push nsightkit level 1", "push nsightkit level 2", "push nsightkit level 3",
+                  "pop nsightkit", "pop nsightkit", "pop nsightkit"}));
   REQUIRE(rec.open_ranges() == 0);
 }
 
@@ -161,8 +163,8 @@ TEST_CASE("domains: custom tags and NVTX's global domain") {
     ScopedRangeIn<Model> m{"backbone"};
     ScopedRangeIn<nsightkit::GlobalDomain> g{"global {}", 1};
   }
-  REQUIRE(rec.lines() == expect({"push model backbone", "push <global> global 1", "pop <global>",
-                                 "pop model"}));
+  REQUIRE(rec.lines() ==
+          expect({"push model backbone", "push <global> global 1", "pop <global>", "pop model"}));
 }
 
 TEST_CASE("a domain is created once, on first use") {
@@ -224,11 +226,10 @@ TEST_CASE("macros: function ranges, formatted ranges, several in one scope") {
   named_function();
   named_function();
   two_in_one_scope(7);
-  REQUIRE(rec.lines() == expect({"push nsightkit named_function", "pop nsightkit",
-                                 "push nsightkit named_function", "pop nsightkit",
-                                 "push nsightkit first 7", "push nsightkit second",
-                                 "push model third 7 7", "pop model", "pop nsightkit",
-                                 "pop nsightkit"}));
+  REQUIRE(rec.lines() ==
+          expect({"push nsightkit named_function", "pop nsightkit", "push nsightkit named_function",
+                  "pop nsightkit", "push nsightkit first 7", "push nsightkit second",
+                  "push model third 7 7", "pop model", "pop nsightkit", "pop nsightkit"}));
   // Enabled: arguments are evaluated exactly once; disabled: never.
   CHECK(side_effects == (nsightkit::enabled ? 1 : 0));
   std::size_t func_registrations = 0;
@@ -262,8 +263,8 @@ TEST_CASE("UniqueRange: start/end, move, end on another thread, end once") {
   b.end();
   b.end();
   auto const ev = rec.range_events();
-  REQUIRE(rec.lines() == expect({"start nsightkit window 1", "end nsightkit", "start nsightkit second",
-                                 "end nsightkit"}));
+  REQUIRE(rec.lines() == expect({"start nsightkit window 1", "end nsightkit",
+                                 "start nsightkit second", "end nsightkit"}));
   if (nsightkit::enabled) {
     CHECK(ev[0].range_id == ev[1].range_id);
     CHECK(ev[0].thread != ev[1].thread);
@@ -320,7 +321,9 @@ struct CollectingSink final : nsightkit::detail::RangeSink {
   void on_push(nsightkit::detail::RangeBegin const& b) noexcept override {
     seen.push_back(std::string{"push "} + b.domain + " " + std::string{b.name});
   }
-  void on_pop(char const* domain) noexcept override { seen.push_back(std::string{"pop "} + domain); }
+  void on_pop(char const* domain) noexcept override {
+    seen.push_back(std::string{"pop "} + domain);
+  }
   void on_start(std::uint64_t, nsightkit::detail::RangeBegin const& b) noexcept override {
     seen.push_back("start " + std::string{b.name});
   }
@@ -328,7 +331,9 @@ struct CollectingSink final : nsightkit::detail::RangeSink {
   void on_mark(nsightkit::detail::RangeBegin const& b) noexcept override {
     seen.push_back("mark " + std::string{b.name});
   }
-  void on_thread_name(std::string_view n) noexcept override { seen.push_back("thread " + std::string{n}); }
+  void on_thread_name(std::string_view n) noexcept override {
+    seen.push_back("thread " + std::string{n});
+  }
 };
 }  // namespace
 

@@ -25,8 +25,8 @@ TEST_CASE("ranges and macros compile and emit under nvcc") {
   Recorder rec;
   launch_site();
   REQUIRE(rec.lines() == nsk_test::expect({"push nsightkit launch_site", "push nsightkit kernel 1",
-                                           "push nsightkit macro 2", "pop nsightkit", "pop nsightkit",
-                                           "pop nsightkit"}));
+                                           "push nsightkit macro 2", "pop nsightkit",
+                                           "pop nsightkit", "pop nsightkit"}));
 }
 
 TEST_CASE("streams and devices are named through NVTX's CUDA runtime extension") {

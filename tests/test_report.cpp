@@ -60,8 +60,8 @@ Lines expect(Lines lines) { return nsightkit::enabled ? lines : Lines{}; }
 Lines rows(ReportSnapshot const& s) {
   Lines out;
   for (auto const& r : s.paths) {
-    out.push_back(r.path + " count=" + std::to_string(r.cpu.count) + " total=" + std::to_string(r.cpu.total_ns) +
-                  " self=" + std::to_string(r.self_ns));
+    out.push_back(r.path + " count=" + std::to_string(r.cpu.count) + " total=" +
+                  std::to_string(r.cpu.total_ns) + " self=" + std::to_string(r.self_ns));
   }
   return out;
 }
@@ -151,11 +151,11 @@ TEST_CASE("exact counts, nesting, totals and self times of a known workload") {
   for (int step = 0; step < 3; ++step) model_step();
   auto const snap = Report::snapshot();
   // Tree order; siblings by total: encoder (105) before head (15), mlp (60) before attn (30).
-  REQUIRE(rows(snap) == expect({"model count=3 total=135 self=15",
-                                "model/encoder count=3 total=105 self=15",
-                                "model/encoder/mlp count=3 total=60 self=60",
-                                "model/encoder/attn count=3 total=30 self=30",
-                                "model/head count=3 total=15 self=15"}));
+  REQUIRE(rows(snap) ==
+          expect({"model count=3 total=135 self=15", "model/encoder count=3 total=105 self=15",
+                  "model/encoder/mlp count=3 total=60 self=60",
+                  "model/encoder/attn count=3 total=30 self=30",
+                  "model/head count=3 total=15 self=15"}));
   if (nsightkit::enabled) {
     REQUIRE(snap.paths[0].depth == 0);
     REQUIRE(snap.paths[0].parent == static_cast<std::size_t>(-1));
@@ -186,7 +186,8 @@ TEST_CASE("self time is the total minus the children's totals, never negative") 
     }
   }
   auto const snap = Report::snapshot();
-  REQUIRE(rows(snap) == expect({"outer count=1 total=107 self=7", "outer/inner count=4 total=100 self=100"}));
+  REQUIRE(rows(snap) ==
+          expect({"outer count=1 total=107 self=7", "outer/inner count=4 total=100 self=100"}));
 }
 
 TEST_CASE("the same name under different parents is a different path - a repeated name nests") {
@@ -205,9 +206,10 @@ TEST_CASE("the same name under different parents is a different path - a repeate
     ScopedRange x{"x"};
     tick(4);
   }
-  REQUIRE(rows(Report::snapshot()) == expect({"b count=1 total=4 self=0", "b/x count=1 total=4 self=4",
-                                              "a count=1 total=3 self=0", "a/x count=1 total=3 self=1",
-                                              "a/x/x count=1 total=2 self=2"}));
+  REQUIRE(
+      rows(Report::snapshot()) ==
+      expect({"b count=1 total=4 self=0", "b/x count=1 total=4 self=4", "a count=1 total=3 self=0",
+              "a/x count=1 total=3 self=1", "a/x/x count=1 total=2 self=2"}));
 }
 
 namespace {
@@ -227,9 +229,9 @@ TEST_CASE("formatted and run-time names, and other domains as domain@name") {
     nsightkit::ScopedRangeIn<Io> read{std::string{"read"}};
     tick(1);
   }
-  REQUIRE(rows(Report::snapshot()) == expect({"layer0 count=1 total=4 self=3", "layer0/io@read count=1 total=1 self=1",
-                                              "layer1 count=1 total=4 self=3",
-                                              "layer1/io@read count=1 total=1 self=1"}));
+  REQUIRE(rows(Report::snapshot()) ==
+          expect({"layer0 count=1 total=4 self=3", "layer0/io@read count=1 total=1 self=1",
+                  "layer1 count=1 total=4 self=3", "layer1/io@read count=1 total=1 self=1"}));
 }
 
 TEST_CASE("domains that interleave without nesting are each ended correctly") {
@@ -246,10 +248,12 @@ TEST_CASE("domains that interleave without nesting are each ended correctly") {
     }
     delete outer;
   }
-  REQUIRE(rows(Report::snapshot()) == expect({"other@o count=1 total=5 self=0", "other@o/i count=1 total=8 self=8"}));
+  REQUIRE(rows(Report::snapshot()) ==
+          expect({"other@o count=1 total=5 self=0", "other@o/i count=1 total=8 self=8"}));
 }
 
-TEST_CASE("a range already open when the report is enabled is ignored, its children are top-level") {
+TEST_CASE(
+    "a range already open when the report is enabled is ignored, its children are top-level") {
   Report::disable();
   Report::reset();
   {
@@ -264,7 +268,8 @@ TEST_CASE("a range already open when the report is enabled is ignored, its child
     ScopedRange after{"after"};
     tick(1);
   }
-  REQUIRE(rows(Report::snapshot()) == expect({"child count=1 total=2 self=2", "after count=1 total=1 self=1"}));
+  REQUIRE(rows(Report::snapshot()) ==
+          expect({"child count=1 total=2 self=2", "after count=1 total=1 self=1"}));
   Report::disable();
   Report::reset();
 }
@@ -296,7 +301,8 @@ TEST_CASE("disable stops recording and keeps the data - it unregisters the repor
     ScopedRange r{"fresh"};
     tick(1);
   }
-  REQUIRE(rows(Report::snapshot()) == expect({"fresh count=1 total=1 self=1", "kept count=1 total=1 self=1"}));
+  REQUIRE(rows(Report::snapshot()) ==
+          expect({"fresh count=1 total=1 self=1", "kept count=1 total=1 self=1"}));
 }
 
 TEST_CASE("reset drops everything and restarts the run's origin") {
@@ -361,7 +367,8 @@ TEST_CASE("past the exact-sample limit percentiles come from the log histogram, 
 TEST_CASE("Distribution: buckets tile the integers - merging keeps exactness when it can") {
   using nsightkit::detail::Distribution;
   using nsightkit::detail::LogBuckets;
-  for (std::int64_t v : {0LL, 1LL, 31LL, 32LL, 63LL, 64LL, 65LL, 1000LL, 123456789LL, (1LL << 62) + 5}) {
+  for (std::int64_t v :
+       {0LL, 1LL, 31LL, 32LL, 63LL, 64LL, 65LL, 1000LL, 123456789LL, (1LL << 62) + 5}) {
     auto const i = LogBuckets::index(v);
     REQUIRE(LogBuckets::lower(i) <= v);
     REQUIRE(v < LogBuckets::lower(i) + LogBuckets::width(i));
@@ -406,7 +413,8 @@ TEST_CASE("per-thread rows and merged rows - a thread that exited keeps its data
   }
   auto const snap = Report::snapshot();
   Lines merged;
-  for (auto const& r : snap.paths) merged.push_back(r.path + " count=" + std::to_string(r.cpu.count));
+  for (auto const& r : snap.paths)
+    merged.push_back(r.path + " count=" + std::to_string(r.cpu.count));
   REQUIRE(merged == expect({"load count=5", "load/decode count=3"}));
   REQUIRE(thread_rows(snap, worker_tid) == expect({"load count=3", "load/decode count=3"}));
   REQUIRE(thread_rows(snap, this_tid()) == expect({"load count=2"}));
@@ -480,7 +488,9 @@ TEST_CASE("captured_only aggregates only ranges begun while a capture window is 
 
 // ---- start/end ranges and marks ----
 
-TEST_CASE("start/end ranges are aggregated by name outside the tree, also across threads - marks are counted") {
+TEST_CASE(
+    "start/end ranges are aggregated by name outside the tree, also across threads - marks are "
+    "counted") {
   Session session;
   nsightkit::UniqueRange moved{"window"};
   tick(100);
@@ -526,11 +536,13 @@ TEST_CASE("past the per-thread path limit new paths are counted under (other pat
     }
   }
   auto const snap = Report::snapshot();
-  REQUIRE(rows(snap) == expect({"root count=1 total=5 self=0", "root/(other paths) count=3 total=3 self=3",
-                                "root/child0 count=1 total=1 self=1", "root/child1 count=1 total=1 self=1"}));
+  REQUIRE(rows(snap) ==
+          expect({"root count=1 total=5 self=0", "root/(other paths) count=3 total=3 self=3",
+                  "root/child0 count=1 total=1 self=1", "root/child1 count=1 total=1 self=1"}));
   if (nsightkit::enabled) {
     REQUIRE(snap.threads[0].paths_over_limit == 3);
-    REQUIRE(Report::format_table(snap).find("beyond the per-thread path limit") != std::string::npos);
+    REQUIRE(Report::format_table(snap).find("beyond the per-thread path limit") !=
+            std::string::npos);
   }
 }
 
@@ -549,7 +561,8 @@ TEST_CASE("past the trace event limit events are counted as dropped, aggregation
     REQUIRE(snap.threads[0].trace_dropped == 6);
     std::string const trace = Report::trace_json();
     std::size_t events = 0;
-    for (std::size_t p = trace.find("\"ph\":\"X\""); p != std::string::npos; p = trace.find("\"ph\":\"X\"", p + 1)) {
+    for (std::size_t p = trace.find("\"ph\":\"X\""); p != std::string::npos;
+         p = trace.find("\"ph\":\"X\"", p + 1)) {
       ++events;
     }
     REQUIRE(events == 4);
@@ -626,10 +639,13 @@ TEST_CASE("the trace holds metadata, one X event per range, marks and start/end 
     REQUIRE(trace.find("\"name\":\"process_name\"") != std::string::npos);
     REQUIRE(trace.find("\"name\":\"thread_name\",\"pid\":") != std::string::npos);
     REQUIRE(trace.find("{\"name\":\"main thread\"}") != std::string::npos);
-    REQUIRE(trace.find("\"ph\":\"X\",\"name\":\"outer\",\"cat\":\"nsightkit\",\"pid\":") != std::string::npos);
-    REQUIRE(trace.find(",\"tid\":" + tid + ",\"ts\":0.005,\"dur\":2.501,\"args\":{\"path\":\"outer\"}") !=
+    REQUIRE(trace.find("\"ph\":\"X\",\"name\":\"outer\",\"cat\":\"nsightkit\",\"pid\":") !=
             std::string::npos);
-    REQUIRE(trace.find(",\"ts\":2.005,\"dur\":0.500,\"args\":{\"path\":\"outer/inner\"}") != std::string::npos);
+    REQUIRE(trace.find(",\"tid\":" + tid +
+                       ",\"ts\":0.005,\"dur\":2.501,\"args\":{\"path\":\"outer\"}") !=
+            std::string::npos);
+    REQUIRE(trace.find(",\"ts\":2.005,\"dur\":0.500,\"args\":{\"path\":\"outer/inner\"}") !=
+            std::string::npos);
     REQUIRE(trace.find("\"ph\":\"i\",\"s\":\"t\",\"name\":\"m\"") != std::string::npos);
     REQUIRE(trace.find("\"ph\":\"b\",\"name\":\"io\"") != std::string::npos);
     REQUIRE(trace.find("\"ph\":\"e\",\"name\":\"io\"") != std::string::npos);
@@ -696,7 +712,8 @@ TEST_CASE("report specs that parse") {
   REQUIRE(o);
   REQUIRE(o->table == "stderr");
 
-  o = ReportOptions::try_parse("table=stdout,threads,gpu=off,samples=0,trace-events=10,paths=5,captured=off");
+  o = ReportOptions::try_parse(
+      "table=stdout,threads,gpu=off,samples=0,trace-events=10,paths=5,captured=off");
   REQUIRE(o);
   REQUIRE(o->table == "stdout");
   REQUIRE(o->per_thread);
@@ -722,19 +739,22 @@ TEST_CASE("report specs that do not parse name the bad part") {
     char const* spec;
     char const* message;
   };
-  for (Bad const& b : {Bad{"tabel", "unknown item 'tabel'"}, Bad{"table,jsn=x.json", "unknown item 'jsn=x.json'"},
-                       Bad{"json", "'json' needs a file path"}, Bad{"json=", "empty value in 'json='"},
-                       Bad{"table,,json=x", "empty item"}, Bad{"table,", "empty item"},
-                       Bad{"json=a,json=b", "'json' given twice"}, Bad{"samples=-1", "bad number in 'samples=-1'"},
-                       Bad{"samples=lots", "bad number in 'samples=lots'"},
-                       Bad{"paths=0", "bad number in 'paths=0'"}, Bad{"gpu=maybe", "bad switch value in 'gpu=maybe'"},
-                       Bad{"table,off", "'off' turns the report off"}}) {
+  for (Bad const& b :
+       {Bad{"tabel", "unknown item 'tabel'"}, Bad{"table,jsn=x.json", "unknown item 'jsn=x.json'"},
+        Bad{"json", "'json' needs a file path"}, Bad{"json=", "empty value in 'json='"},
+        Bad{"table,,json=x", "empty item"}, Bad{"table,", "empty item"},
+        Bad{"json=a,json=b", "'json' given twice"}, Bad{"samples=-1", "bad number in 'samples=-1'"},
+        Bad{"samples=lots", "bad number in 'samples=lots'"},
+        Bad{"paths=0", "bad number in 'paths=0'"},
+        Bad{"gpu=maybe", "bad switch value in 'gpu=maybe'"},
+        Bad{"table,off", "'off' turns the report off"}}) {
     INFO(b.spec);
     std::string why;
     REQUIRE_FALSE(ReportOptions::try_parse(b.spec, &why));
     INFO(why);
     REQUIRE(why.find(b.message) != std::string::npos);
-    REQUIRE(why.find("expected a comma-separated list of: table[=stderr|stdout|PATH]") != std::string::npos);
+    REQUIRE(why.find("expected a comma-separated list of: table[=stderr|stdout|PATH]") !=
+            std::string::npos);
   }
   REQUIRE_THROWS_AS(ReportOptions::parse("bogus"), std::invalid_argument);
   REQUIRE_THROWS_WITH(ReportOptions::parse("bogus"), Catch::Contains("'bogus'"));
@@ -742,7 +762,8 @@ TEST_CASE("report specs that do not parse name the bad part") {
   REQUIRE(ReportOptions::parse("csv=x.csv").csv == "x.csv");
 }
 
-TEST_CASE("enable_from_environment: unset and off stay silent, bad values stay off, good values enable") {
+TEST_CASE(
+    "enable_from_environment: unset and off stay silent, bad values stay off, good values enable") {
   Report::disable();
   Report::reset();
   {
@@ -886,9 +907,9 @@ void complete_all() {
     if (e->t >= 0) e->done = true;
   }
 }
-constexpr nsightkit::detail::GpuApi api{not_ready,    &current_device, &event_create,     &event_record,
-                                        &event_query, &event_synchronize, &elapsed_ns,   &stream_capturing,
-                                        &create_stream, &is_shutdown,    &error_name,     &error_string};
+constexpr nsightkit::detail::GpuApi api{
+    not_ready,   &current_device,   &event_create,  &event_record, &event_query, &event_synchronize,
+    &elapsed_ns, &stream_capturing, &create_stream, &is_shutdown,  &error_name,  &error_string};
 
 /// The fake's equivalent of CurrentStream.
 struct Current {
@@ -917,7 +938,7 @@ TEST_CASE("GPU time per path from event pairs, resolved without waiting, events 
       {
         ScopedRange k2{"k2"};
         fake::gpu.now += 2000;  // a 2 us "kernel"
-        tick(100);               // CPU time differs from GPU time on purpose
+        tick(100);              // CPU time differs from GPU time on purpose
       }
       {
         ScopedRange k6{"k6"};
@@ -974,9 +995,7 @@ TEST_CASE("pairs still running at the snapshot are waited for there, and only th
 TEST_CASE("ranges on a capturing stream are not timed - no current stream means no GPU work") {
   fake::gpu.restart();
   Session session;
-  {
-    ScopedRange cpu_only{"cpu only"};
-  }
+  { ScopedRange cpu_only{"cpu only"}; }
   REQUIRE(fake::gpu.created == 0);
   {
     fake::Current on{&fake::stream_a};
@@ -1004,7 +1023,8 @@ TEST_CASE("a failing GPU backend stops GPU timing with one message - CPU times g
   REQUIRE(snap.find("k")->cpu.count == 3);
   REQUIRE(snap.find("k")->gpu.count == 0);
   REQUIRE(snap.gpu.error == "cudaGetDevice returned fakeErrorNoDevice (35): no fake device");
-  REQUIRE(Report::format_table(snap).find("GPU timing stopped: cudaGetDevice") != std::string::npos);
+  REQUIRE(Report::format_table(snap).find("GPU timing stopped: cudaGetDevice") !=
+          std::string::npos);
   // The failure is process-wide and sticky: reset the flag so later tests can time again.
   nsightkit::detail::report_state()->gpu_failed.store(false);
   nsightkit::detail::report_state()->gpu_error.clear();

@@ -57,7 +57,9 @@ TEST_CASE("a linked plugin built with hidden visibility records into the host's 
   nsightkit::Report::reset();
 }
 
-TEST_CASE("an RTLD_LOCAL plugin shares the report or is detected as a second copy, never silently split") {
+TEST_CASE(
+    "an RTLD_LOCAL plugin shares the report or is detected as a second copy, never silently "
+    "split") {
   nsightkit::Report::reset();
   REQUIRE(nsightkit::Report::enable(quiet()) == nsightkit::enabled);
   void* lib = dlopen(NSK_REPORT_PLUGIN, RTLD_NOW | RTLD_LOCAL);

@@ -24,7 +24,9 @@ nsightkit::ReportOptions quiet() {
 }
 }  // namespace
 
-TEST_CASE("8 threads record concurrently: exact counts per thread and merged - exited threads keep data") {
+TEST_CASE(
+    "8 threads record concurrently: exact counts per thread and merged - exited threads keep "
+    "data") {
   constexpr int threads = 8;
   constexpr int iterations = 2000;
   Report::reset();

@@ -17,7 +17,9 @@ extern "C" void plugin_emit(int i);  // from the directly linked plugin
 namespace {
 struct NameSink final : nsightkit::detail::RangeSink {
   std::vector<std::string> names;
-  void on_push(nsightkit::detail::RangeBegin const& b) noexcept override { names.emplace_back(b.name); }
+  void on_push(nsightkit::detail::RangeBegin const& b) noexcept override {
+    names.emplace_back(b.name);
+  }
   void on_pop(char const*) noexcept override {}
 };
 }  // namespace

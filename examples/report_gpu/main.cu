@@ -3,7 +3,8 @@
 // times every module on the GPU with pooled CUDA events and prints the layer-by-layer table;
 // per-path GPU times go to a CSV.
 //
-//   report_gpu [--steps N] [--csv report.csv] [--trace trace.json] [--kernels kernels.csv] [--quiet]
+//   report_gpu [--steps N] [--csv report.csv] [--trace trace.json] [--kernels kernels.csv]
+//   [--quiet]
 //
 // tools/gpu/report.sh runs it as is and under ncu and compares the two (compare_report_ncu.py).
 // Module names of leaves are unique (attn0, mlp1, ...) so that ncu's --print-nvtx-rename kernel
@@ -42,9 +43,12 @@ struct Leaf {
   char const* path;
   long long ns;
 };
-constexpr Leaf leaves[] = {{1, "model/embed", 1 * ms},         {2, "model/encoder/block0/attn0", 2 * ms},
-                           {3, "model/encoder/block0/mlp0", 6 * ms}, {4, "model/encoder/block1/attn1", 2 * ms},
-                           {5, "model/encoder/block1/mlp1", 6 * ms}, {6, "model/head", 1 * ms}};
+constexpr Leaf leaves[] = {{1, "model/embed", 1 * ms},
+                           {2, "model/encoder/block0/attn0", 2 * ms},
+                           {3, "model/encoder/block0/mlp0", 6 * ms},
+                           {4, "model/encoder/block1/attn1", 2 * ms},
+                           {5, "model/encoder/block1/mlp1", 6 * ms},
+                           {6, "model/head", 1 * ms}};
 
 /// A leaf module: its scope (an NVTX range named after it), then its kernel on the stream.
 template <int Id>
@@ -103,7 +107,9 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--quiet") == 0) {
       options.table.clear();
     } else {
-      std::fprintf(stderr, "usage: report_gpu [--steps N] [--csv PATH] [--trace PATH] [--kernels PATH] [--quiet]\n");
+      std::fprintf(
+          stderr,
+          "usage: report_gpu [--steps N] [--csv PATH] [--trace PATH] [--kernels PATH] [--quiet]\n");
       return 2;
     }
   }

@@ -66,8 +66,8 @@ class Color {
   /// A color from alpha, red, green and blue components.
   static constexpr Color argb(std::uint8_t a, std::uint8_t r, std::uint8_t g,
                               std::uint8_t b) noexcept {
-    return Color{(std::uint32_t{a} << 24u) | (std::uint32_t{r} << 16u) |
-                 (std::uint32_t{g} << 8u) | std::uint32_t{b}};
+    return Color{(std::uint32_t{a} << 24u) | (std::uint32_t{r} << 16u) | (std::uint32_t{g} << 8u) |
+                 std::uint32_t{b}};
   }
 
   /// The 0xAARRGGBB value.
@@ -179,10 +179,10 @@ class Attributes {
   constexpr Attributes(Payload p) noexcept : payload_{p} {}  // NOLINT(implicit)
 
   /// Several attributes in any order, each kind at most once.
-  template <class A, class B, class... Rest,
-            std::enable_if_t<is_attribute<A>() && is_attribute<B>() &&
-                                 (true && ... && is_attribute<Rest>()),
-                             int> = 0>
+  template <
+      class A, class B, class... Rest,
+      std::enable_if_t<
+          is_attribute<A>() && is_attribute<B>() && (true && ... && is_attribute<Rest>()), int> = 0>
   constexpr Attributes(A a, B b, Rest... rest) noexcept {
     static_assert(count<Color, A, B, Rest...>() <= 1, "nsightkit::Attributes: color given twice");
     static_assert(count<Category, A, B, Rest...>() <= 1,

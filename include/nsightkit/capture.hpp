@@ -27,9 +27,10 @@
  *   Overlapping windows share the profiler: it stops when the last of them ends.
  * - `nvtx_range`: a start/end range (default name "capture", a registered string, domain
  *   "nsightkit") spanning each window, for `nsys profile --capture-range=nvtx -p capture@nsightkit`
- *   (nsys writes `range@domain`; ncu writes `domain@range`: `ncu --nvtx --nvtx-include nsightkit@capture`).
- *   nsys matches registered strings only unless NSYS_NVTX_PROFILER_REGISTER_ONLY=0; the window
- *   range is registered, the formatted "step N" ranges are not.
+ *   (nsys writes `range@domain`; ncu writes `domain@range`: `ncu --nvtx --nvtx-include
+ * nsightkit@capture`). nsys matches registered strings only unless
+ * NSYS_NVTX_PROFILER_REGISTER_ONLY=0; the window range is registered, the formatted "step N" ranges
+ * are not.
  * - callbacks: on_start / on_stop with the window's step numbers (CaptureEvent).
  *
  * Each step is an NVTX push/pop range "step N" in the "nsightkit" domain with the category
@@ -369,8 +370,8 @@ struct CaptureEvent {
   /// on_start: the last step the schedule will capture in this window; on_stop: the last step
   /// begun inside the window (smaller when the window was closed early).
   std::int64_t last_step{0};
-  std::int64_t cycle{0};   ///< which window: 0 for the first cycle, 1 for the next, ...
-  bool complete{false};    ///< on_stop: the window ran to its scheduled end; on_start: false
+  std::int64_t cycle{0};  ///< which window: 0 for the first cycle, 1 for the next, ...
+  bool complete{false};   ///< on_stop: the window ran to its scheduled end; on_start: false
 };
 
 /// A window's start or stop callback.
@@ -422,8 +423,8 @@ class CaptureWindow;
  * @code
  * for (int i = 0; i < n; ++i) {
  *   auto step = window.step();
- *   if (step.captured()) std::printf("step %lld is captured\n", static_cast<long long>(step.number()));
- *   train_step(i);
+ *   if (step.captured()) std::printf("step %lld is captured\n", static_cast<long
+ * long>(step.number())); train_step(i);
  * }
  * @endcode
  */

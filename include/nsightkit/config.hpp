@@ -113,7 +113,8 @@ inline constexpr bool enabled = NSIGHTKIT_ENABLED != 0;
 inline constexpr bool has_cuda = NSIGHTKIT_HAS_CUDA != 0;
 
 /// The version nsightkit's headers carry, as "major.minor.patch".
-inline constexpr char const version_string[] = NSIGHTKIT_DETAIL_XSTR(
-    NSIGHTKIT_VERSION_MAJOR) "." NSIGHTKIT_DETAIL_XSTR(NSIGHTKIT_VERSION_MINOR) "." NSIGHTKIT_DETAIL_XSTR(NSIGHTKIT_VERSION_PATCH);
+inline constexpr char const version_string[] =
+    NSIGHTKIT_DETAIL_XSTR(NSIGHTKIT_VERSION_MAJOR) "." NSIGHTKIT_DETAIL_XSTR(
+        NSIGHTKIT_VERSION_MINOR) "." NSIGHTKIT_DETAIL_XSTR(NSIGHTKIT_VERSION_PATCH);
 
 NSIGHTKIT_DETAIL_END_NAMESPACE

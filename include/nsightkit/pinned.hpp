@@ -16,8 +16,9 @@
  * pool.deallocate(staging, batch_bytes, nsightkit::StreamView{copy_stream});
  * // Not handed out again before the copy has finished; the host does not wait for it either.
  *
- * std::vector<float, nsightkit::PinnedAllocator<float>> v(n, 0.f, nsightkit::PinnedAllocator<float>{pool});
- * std::pmr::vector<float> w{&pool};                      // the pool is a std::pmr::memory_resource
+ * std::vector<float, nsightkit::PinnedAllocator<float>> v(n, 0.f,
+ * nsightkit::PinnedAllocator<float>{pool}); std::pmr::vector<float> w{&pool}; // the pool is a
+ * std::pmr::memory_resource
  * @endcode
  *
  * Which one to use (numbers in docs/pinned-memory.md):
@@ -93,8 +94,8 @@ inline void direct_pinned_free(void* p, std::size_t bytes) noexcept {
  *   deallocating it does nothing. (Not nullptr: libstdc++ declares memory_resource::allocate
  *   `returns_nonnull`.)
  * - Alignment: every block is aligned to 256 bytes (CUDA documents no alignment for
- *   cudaHostAlloc; an H100 host returned 512-byte aligned blocks below 1 MiB); larger or non-power-of-two alignments
- *   throw std::invalid_argument.
+ *   cudaHostAlloc; an H100 host returned 512-byte aligned blocks below 1 MiB); larger or
+ * non-power-of-two alignments throw std::invalid_argument.
  * - allocate throws std::bad_alloc when out of page-locked memory, CudaError on other CUDA
  *   failures; deallocate never throws (a failing cudaFreeHost, e.g. for a pointer that is not
  *   page-locked memory, is reported on stderr).
@@ -318,7 +319,8 @@ class PinnedMemoryPool final : public std::pmr::memory_resource {
     return this == &other;
   }
 
-  void check(detail::PoolResult r, char const* op, void const* p, std::size_t bytes) const noexcept {
+  void check(detail::PoolResult r, char const* op, void const* p,
+             std::size_t bytes) const noexcept {
     if (r.status == detail::PoolStatus::ok) return;
     char message[320];
     if (r.status == detail::PoolStatus::size_mismatch) {
@@ -407,7 +409,8 @@ class PinnedBlock {
   /// Notes that the block is used on `stream`: giving it back waits for that stream.
   /// @throws std::logic_error when the handle is empty; std::bad_alloc if the note cannot be stored
   void record_stream(StreamView stream) {
-    if (pool_ == nullptr) throw std::logic_error{"nsightkit::PinnedBlock::record_stream: the handle is empty"};
+    if (pool_ == nullptr)
+      throw std::logic_error{"nsightkit::PinnedBlock::record_stream: the handle is empty"};
     pool_->record_stream(data_, stream);
   }
 

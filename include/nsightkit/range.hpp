@@ -91,8 +91,8 @@ inline Emitted emit(Attributes const& a, char const* text, std::size_t len,
     r.nvtx = true;
   }
   if (sinks_active()) {
-    RangeBegin const b{D::name, std::string_view{text, len == std::size_t(-1) ? std::strlen(text) : len},
-                       &a};
+    RangeBegin const b{
+        D::name, std::string_view{text, len == std::size_t(-1) ? std::strlen(text) : len}, &a};
     if constexpr (op == Op::push) {
       for_each_sink([&](RangeSink& s) { s.on_push(b); });
     } else if constexpr (op == Op::start) {
@@ -114,7 +114,8 @@ inline bool should_emit() noexcept {
 
 /// A name known to outlive the call: registered once per domain and content.
 template <class D, Op op>
-NSIGHTKIT_DETAIL_NOINLINE inline Emitted emit_static(Attributes const& a, char const* text) noexcept {
+NSIGHTKIT_DETAIL_NOINLINE inline Emitted emit_static(Attributes const& a,
+                                                     char const* text) noexcept {
   if (text == nullptr) text = "";
   return emit<D, op>(a, text, std::size_t(-1), [text] { return registered_string<D>(text); });
 }
@@ -158,7 +159,8 @@ inline void format_name(fmt::memory_buffer& buf, fmt::string_view f, Args&... ar
 
 /// Formats the name, then emits it (call only when should_emit<D>()).
 template <class D, Op op, class... Args>
-NSIGHTKIT_DETAIL_NOINLINE inline Emitted emit_formatted_slow(Attributes const& a, fmt::string_view f,
+NSIGHTKIT_DETAIL_NOINLINE inline Emitted emit_formatted_slow(Attributes const& a,
+                                                             fmt::string_view f,
                                                              Args&... args) noexcept {
   fmt::memory_buffer buf;
   format_name(buf, f, args...);
@@ -208,7 +210,8 @@ class ScopedRangeIn {
   /// A range with a fixed name (registered with the tool once per domain).
   explicit ScopedRangeIn(char const* name) noexcept {
 #if NSIGHTKIT_ENABLED
-    if (detail::should_emit<D>()) keep(detail::emit_static<D, detail::Op::push>(Attributes{}, name));
+    if (detail::should_emit<D>())
+      keep(detail::emit_static<D, detail::Op::push>(Attributes{}, name));
 #else
     (void)name;
 #endif
@@ -269,7 +272,8 @@ class ScopedRangeIn {
   template <class Site>
   ScopedRangeIn(detail::SiteTag<Site>, char const* name) noexcept {
 #if NSIGHTKIT_ENABLED
-    if (detail::should_emit<D>()) keep(detail::emit_site<D, detail::Op::push, Site>(Attributes{}, name));
+    if (detail::should_emit<D>())
+      keep(detail::emit_site<D, detail::Op::push, Site>(Attributes{}, name));
 #else
     (void)name;
 #endif
@@ -353,7 +357,8 @@ class UniqueRangeIn {
   /// A started range with a fixed name.
   explicit UniqueRangeIn(char const* name) noexcept {
 #if NSIGHTKIT_ENABLED
-    if (detail::should_emit<D>()) emitted_ = detail::emit_static<D, detail::Op::start>(Attributes{}, name);
+    if (detail::should_emit<D>())
+      emitted_ = detail::emit_static<D, detail::Op::start>(Attributes{}, name);
 #else
     (void)name;
 #endif
@@ -362,7 +367,8 @@ class UniqueRangeIn {
   /// A started range with a fixed name and attributes.
   UniqueRangeIn(Attributes const& attributes, char const* name) noexcept {
 #if NSIGHTKIT_ENABLED
-    if (detail::should_emit<D>()) emitted_ = detail::emit_static<D, detail::Op::start>(attributes, name);
+    if (detail::should_emit<D>())
+      emitted_ = detail::emit_static<D, detail::Op::start>(attributes, name);
 #else
     (void)attributes;
     (void)name;
@@ -438,7 +444,8 @@ class UniqueRangeIn {
   /// Ends the range now; later calls and the destructor do nothing.
   void end() noexcept {
 #if NSIGHTKIT_ENABLED
-    if (emitted_.nvtx || emitted_.sinks) detail::end_start<D>(std::exchange(emitted_, detail::Emitted{}));
+    if (emitted_.nvtx || emitted_.sinks)
+      detail::end_start<D>(std::exchange(emitted_, detail::Emitted{}));
 #endif
   }
 
@@ -571,7 +578,7 @@ NSIGHTKIT_DETAIL_END_NAMESPACE
 /// NSIGHTKIT_RANGE in domain D.
 #define NSIGHTKIT_RANGE_IN(D, ...)                                                                 \
   ::nsightkit::ScopedRangeIn<D> const NSIGHTKIT_DETAIL_UNIQUE(nsightkit_range_) {                  \
-    ::nsightkit::detail::make_site([] {}), FMT_STRING(NSIGHTKIT_DETAIL_FIRST(__VA_ARGS__)),      \
+    ::nsightkit::detail::make_site([] {}), FMT_STRING(NSIGHTKIT_DETAIL_FIRST(__VA_ARGS__)),        \
         __VA_ARGS__                                                                                \
   }
 /// A scoped range named after the enclosing function (`__func__`), registered once per function.

@@ -120,7 +120,8 @@ struct ReportOptions {
    * @return the options, or std::nullopt when `spec` is bad or turns the report off
    *         (then `*error` is empty).
    */
-  static std::optional<ReportOptions> try_parse(std::string_view spec, std::string* error = nullptr);
+  static std::optional<ReportOptions> try_parse(std::string_view spec,
+                                                std::string* error = nullptr);
 
 #if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS || defined(NSIGHTKIT_DOXYGEN)
   /**
@@ -133,7 +134,7 @@ struct ReportOptions {
 
 /// Duration statistics of one row, in nanoseconds. Percentiles use the nearest-rank method.
 struct TimeStats {
-  std::uint64_t count{0};  ///< number of durations
+  std::uint64_t count{0};    ///< number of durations
   std::int64_t total_ns{0};  ///< sum
   double mean_ns{0.0};       ///< total / count
   std::int64_t min_ns{0};    ///< smallest
@@ -145,23 +146,23 @@ struct TimeStats {
 
 /// One row of the report: a range path, merged over threads or of one thread.
 struct PathStats {
-  std::string path;    ///< components joined by '/', outermost first
-  std::string name;    ///< the last component (the range's own name)
-  std::string domain;  ///< the last range's domain ("nsightkit", "" for the global domain, …)
+  std::string path;      ///< components joined by '/', outermost first
+  std::string name;      ///< the last component (the range's own name)
+  std::string domain;    ///< the last range's domain ("nsightkit", "" for the global domain, …)
   std::size_t depth{0};  ///< 0 for a range with no enclosing range
   std::size_t parent{static_cast<std::size_t>(-1)};  ///< index of the enclosing row, or -1
-  std::uint32_t thread{0};  ///< OS thread id; 0 in merged rows
-  TimeStats cpu;            ///< CPU wall time
+  std::uint32_t thread{0};                           ///< OS thread id; 0 in merged rows
+  TimeStats cpu;                                     ///< CPU wall time
   std::int64_t self_ns{0};  ///< total minus the totals of the child paths (never below 0)
   TimeStats gpu;            ///< GPU time (count 0 when the range was never timed on a stream)
 };
 
 /// A thread that recorded ranges.
 struct ThreadStats {
-  std::uint32_t id{0};      ///< OS thread id
-  std::string name;         ///< from name_current_thread(), or empty
-  bool exited{false};       ///< the thread ended before the snapshot (its data is kept)
-  std::uint64_t ranges{0};  ///< ranges aggregated (steps included)
+  std::uint32_t id{0};                ///< OS thread id
+  std::string name;                   ///< from name_current_thread(), or empty
+  bool exited{false};                 ///< the thread ended before the snapshot (its data is kept)
+  std::uint64_t ranges{0};            ///< ranges aggregated (steps included)
   std::uint64_t trace_dropped{0};     ///< trace events beyond ReportOptions::max_trace_events
   std::uint64_t paths_over_limit{0};  ///< ranges counted under "(other paths)"
 };
@@ -184,7 +185,8 @@ struct MarkStats {
 struct GpuTimingStats {
   std::uint64_t ranges_timed{0};    ///< ranges with a GPU time
   std::uint64_t ranges_pending{0};  ///< recorded but not complete at the snapshot
-  std::uint64_t ranges_skipped{0};  ///< not timed: stream capturing a CUDA graph, or too many pending
+  std::uint64_t ranges_skipped{
+      0};  ///< not timed: stream capturing a CUDA graph, or too many pending
   std::uint64_t events_created{0};  ///< CUDA events created (the pool reuses them)
   std::string error;                ///< why GPU timing stopped, or empty
 };
@@ -198,10 +200,10 @@ struct GpuTimingStats {
  * @endcode
  */
 struct ReportSnapshot {
-  std::int64_t run_ns{0};       ///< time from enable() (or reset()) to the snapshot
-  std::optional<int> rank;      ///< launcher rank, if any
-  long pid{0};                  ///< OS process id
-  bool captured_only{false};    ///< ReportOptions::captured_only was set
+  std::int64_t run_ns{0};               ///< time from enable() (or reset()) to the snapshot
+  std::optional<int> rank;              ///< launcher rank, if any
+  long pid{0};                          ///< OS process id
+  bool captured_only{false};            ///< ReportOptions::captured_only was set
   std::vector<PathStats> paths;         ///< merged over threads, in tree order
   std::vector<PathStats> thread_paths;  ///< per thread (in `threads` order), each in tree order
   std::vector<ThreadStats> threads;     ///< threads that recorded, in order of first range
@@ -242,7 +244,8 @@ NSIGHTKIT_DETAIL_END_NAMESPACE
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 
-inline std::optional<ReportOptions> ReportOptions::try_parse(std::string_view spec, std::string* error) {
+inline std::optional<ReportOptions> ReportOptions::try_parse(std::string_view spec,
+                                                             std::string* error) {
   ReportOptions o;
   bool on = false;
   std::string why;
@@ -301,7 +304,8 @@ class Report {
    * are written when the process exits. Ranges open at this moment are not seen (their pops are
    * ignored).
    * @return true when the report records; false under `NSIGHTKIT_DISABLE`, when out of memory, or
-   *         when this is a second, un-unified copy of nsightkit in the process (reported on stderr).
+   *         when this is a second, un-unified copy of nsightkit in the process (reported on
+   * stderr).
    */
   static bool enable(ReportOptions const& options = ReportOptions{}) noexcept {
 #if NSIGHTKIT_ENABLED
@@ -378,7 +382,8 @@ class Report {
    * @param snapshot from snapshot()
    * @param per_thread also list every thread on its own
    */
-  [[nodiscard]] static std::string format_table(ReportSnapshot const& snapshot, bool per_thread = false) {
+  [[nodiscard]] static std::string format_table(ReportSnapshot const& snapshot,
+                                                bool per_thread = false) {
     return detail::format_table(snapshot, per_thread);
   }
 
@@ -461,7 +466,8 @@ class CurrentStream {
   explicit CurrentStream(StreamView stream) noexcept {
 #if NSIGHTKIT_ENABLED
     previous_ = detail::current_gpu;
-    detail::current_gpu = detail::GpuContext{static_cast<void*>(stream.value()), &detail::cuda_gpu_api()};
+    detail::current_gpu =
+        detail::GpuContext{static_cast<void*>(stream.value()), &detail::cuda_gpu_api()};
 #else
     (void)stream;
 #endif
@@ -508,7 +514,8 @@ class GpuRangeIn {
   GpuRangeIn(StreamView stream, Attributes const& attributes, char const* name) noexcept
       : current_{stream}, range_{attributes, name} {}
   /// A range named by a run-time string, timed on `stream`.
-  GpuRangeIn(StreamView stream, std::string const& name) noexcept : current_{stream}, range_{name} {}
+  GpuRangeIn(StreamView stream, std::string const& name) noexcept
+      : current_{stream}, range_{name} {}
   /// A range with attributes named by a run-time string, timed on `stream`.
   GpuRangeIn(StreamView stream, Attributes const& attributes, std::string const& name) noexcept
       : current_{stream}, range_{attributes, name} {}
@@ -518,9 +525,10 @@ class GpuRangeIn {
       : current_{stream}, range_{format, std::forward<A0>(a0), std::forward<As>(as)...} {}
   /// A range with attributes and a formatted name, timed on `stream`.
   template <class A0, class... As>
-  GpuRangeIn(StreamView stream, Attributes const& attributes, fmt::format_string<A0, As...> format, A0&& a0,
-             As&&... as) noexcept
-      : current_{stream}, range_{attributes, format, std::forward<A0>(a0), std::forward<As>(as)...} {}
+  GpuRangeIn(StreamView stream, Attributes const& attributes, fmt::format_string<A0, As...> format,
+             A0&& a0, As&&... as) noexcept
+      : current_{stream},
+        range_{attributes, format, std::forward<A0>(a0), std::forward<As>(as)...} {}
 
   GpuRangeIn(GpuRangeIn const&) = delete;
   GpuRangeIn(GpuRangeIn&&) = delete;
@@ -530,7 +538,8 @@ class GpuRangeIn {
   static void* operator new[](std::size_t) = delete;
 
  private:
-  CurrentStream current_;  // first: the stream is current when the range begins and still when it ends
+  CurrentStream
+      current_;  // first: the stream is current when the range begins and still when it ends
   ScopedRangeIn<D> range_;
 };
 

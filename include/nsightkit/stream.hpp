@@ -80,16 +80,21 @@ class StreamView {
   StreamView(I) = delete;
 
   /// The default stream, handle 0: the legacy default stream, or the per-thread default stream
-  /// when the code is compiled with `--default-stream per-thread` / `CUDA_API_PER_THREAD_DEFAULT_STREAM`.
+  /// when the code is compiled with `--default-stream per-thread` /
+  /// `CUDA_API_PER_THREAD_DEFAULT_STREAM`.
   [[nodiscard]] static constexpr StreamView default_stream() noexcept {
     return StreamView{cudaStream_t{}};
   }
 
   /// The legacy default stream (`cudaStreamLegacy`), which synchronizes with all blocking streams.
-  [[nodiscard]] static StreamView legacy() noexcept { return StreamView{detail::legacy_stream_handle()}; }
+  [[nodiscard]] static StreamView legacy() noexcept {
+    return StreamView{detail::legacy_stream_handle()};
+  }
 
   /// The calling thread's per-thread default stream (`cudaStreamPerThread`).
-  [[nodiscard]] static StreamView per_thread() noexcept { return StreamView{detail::per_thread_stream_handle()}; }
+  [[nodiscard]] static StreamView per_thread() noexcept {
+    return StreamView{detail::per_thread_stream_handle()};
+  }
 
   /// The stream handle, for CUDA calls.
   [[nodiscard]] constexpr cudaStream_t value() const noexcept { return stream_; }
@@ -114,7 +119,8 @@ class StreamView {
 
 static_assert(std::is_trivially_copyable_v<StreamView>, "StreamView is passed by value");
 static_assert(!std::is_constructible_v<StreamView, int>, "0 must not become a stream");
-static_assert(!std::is_constructible_v<StreamView, std::nullptr_t>, "nullptr must not become a stream");
+static_assert(!std::is_constructible_v<StreamView, std::nullptr_t>,
+              "nullptr must not become a stream");
 static_assert(!std::is_convertible_v<cudaStream_t, StreamView>, "StreamView is built explicitly");
 
 NSIGHTKIT_DETAIL_END_NAMESPACE

@@ -35,12 +35,14 @@
 #if defined(NSIGHTKIT_TESTING_INSTALL_RECORDER) && !defined(NSIGHTKIT_DETAIL_RECORDER_INSTALLED)
 #define NSIGHTKIT_DETAIL_RECORDER_INSTALLED
 #if defined(NVTX_VERSION)
-#error "NSIGHTKIT_TESTING_INSTALL_RECORDER: include <nsightkit/testing.hpp> before any NVTX or nsightkit header in this translation unit"
+#error                                                                                             \
+    "NSIGHTKIT_TESTING_INSTALL_RECORDER: include <nsightkit/testing.hpp> before any NVTX or nsightkit header in this translation unit"
 #endif
 // This translation unit supplies the strong definition of NVTX's static injection pointer.
 #define NVTX_STATIC_INJECTION_IMPL
 #include <cstdint>
-extern "C" int nsightkit_testing_recorder_initialize(void const* (*get_export_table)(std::uint32_t));
+extern "C" int nsightkit_testing_recorder_initialize(
+    void const* (*get_export_table)(std::uint32_t));
 extern "C" int (*InitializeInjectionNvtx2_fnptr)(void const* (*)(std::uint32_t));
 #endif
 
@@ -113,18 +115,18 @@ struct RecordedPayload {
 
 /// One recorded NVTX call.
 struct Event {
-  EventKind kind{EventKind::mark};   ///< what was called
-  std::string domain;                ///< domain name; "" for the global domain
-  std::string message;               ///< the text (resolved for registered strings)
-  bool registered{false};            ///< message was a registered string handle
+  EventKind kind{EventKind::mark};     ///< what was called
+  std::string domain;                  ///< domain name; "" for the global domain
+  std::string message;                 ///< the text (resolved for registered strings)
+  bool registered{false};              ///< message was a registered string handle
   std::optional<std::uint32_t> color;  ///< ARGB color, if any
-  std::uint32_t category{0};         ///< category id (0 = none)
-  RecordedPayload payload{};         ///< payload, kind none if absent
-  std::uint64_t range_id{0};         ///< start/end ranges: the id the Recorder handed out
-  std::uint64_t object{0};           ///< named object: category id, OS thread id, device, stream
-  int depth{0};                      ///< push: depth after the push; pop: depth before the pop
-  std::thread::id thread{};          ///< the calling thread
-  std::uint64_t sequence{0};         ///< position in the process-wide order of recorded calls
+  std::uint32_t category{0};           ///< category id (0 = none)
+  RecordedPayload payload{};           ///< payload, kind none if absent
+  std::uint64_t range_id{0};           ///< start/end ranges: the id the Recorder handed out
+  std::uint64_t object{0};             ///< named object: category id, OS thread id, device, stream
+  int depth{0};                        ///< push: depth after the push; pop: depth before the pop
+  std::thread::id thread{};            ///< the calling thread
+  std::uint64_t sequence{0};           ///< position in the process-wide order of recorded calls
 
   /// A one-line description: "push nsightkit forward", "pop nsightkit", "mark <global> hi".
   [[nodiscard]] std::string describe() const {
@@ -191,8 +193,14 @@ inline void copy_attributes(Event& e, nvtxEventAttributes_t const* a) {
   e.category = a->category;
   using K = RecordedPayload::Kind;
   switch (a->payloadType) {
-    case NVTX_PAYLOAD_TYPE_INT64: e.payload.kind = K::int64; e.payload.i = a->payload.llValue; break;
-    case NVTX_PAYLOAD_TYPE_INT32: e.payload.kind = K::int64; e.payload.i = a->payload.iValue; break;
+    case NVTX_PAYLOAD_TYPE_INT64:
+      e.payload.kind = K::int64;
+      e.payload.i = a->payload.llValue;
+      break;
+    case NVTX_PAYLOAD_TYPE_INT32:
+      e.payload.kind = K::int64;
+      e.payload.i = a->payload.iValue;
+      break;
     case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
       e.payload.kind = K::uint64;
       e.payload.u = a->payload.ullValue;
@@ -201,7 +209,10 @@ inline void copy_attributes(Event& e, nvtxEventAttributes_t const* a) {
       e.payload.kind = K::uint64;
       e.payload.u = a->payload.uiValue;
       break;
-    case NVTX_PAYLOAD_TYPE_DOUBLE: e.payload.kind = K::floating; e.payload.d = a->payload.dValue; break;
+    case NVTX_PAYLOAD_TYPE_DOUBLE:
+      e.payload.kind = K::floating;
+      e.payload.d = a->payload.dValue;
+      break;
     case NVTX_PAYLOAD_TYPE_FLOAT:
       e.payload.kind = K::floating;
       e.payload.d = static_cast<double>(a->payload.fValue);
@@ -304,7 +315,8 @@ inline nvtxStringHandle_t cb_register_string_text(nvtxDomainHandle_t d, std::str
   StringInfo* info = nullptr;
   {
     std::lock_guard<std::mutex> lock{s.mutex};
-    s.strings.push_back(std::make_unique<StringInfo>(StringInfo{reinterpret_cast<DomainInfo const*>(d), text}));
+    s.strings.push_back(
+        std::make_unique<StringInfo>(StringInfo{reinterpret_cast<DomainInfo const*>(d), text}));
     info = s.strings.back().get();
   }
   Event e = make(EventKind::register_string, d);
@@ -337,9 +349,7 @@ inline nvtxDomainHandle_t cb_domain_create(char const* name) {
 inline nvtxDomainHandle_t cb_domain_create_w(wchar_t const* name) {
   return cb_domain_create_text(narrow(name));
 }
-inline void cb_domain_destroy(nvtxDomainHandle_t d) {
-  record(make(EventKind::domain_destroy, d));
-}
+inline void cb_domain_destroy(nvtxDomainHandle_t d) { record(make(EventKind::domain_destroy, d)); }
 inline void cb_initialize(void const*) {}
 
 // Core (non-domain) calls are the global domain's.
@@ -354,7 +364,9 @@ inline void cb_mark_w(wchar_t const* m) {
   e.message = narrow(m);
   record(std::move(e));
 }
-inline nvtxRangeId_t cb_start_ex(nvtxEventAttributes_t const* a) { return cb_domain_start(nullptr, a); }
+inline nvtxRangeId_t cb_start_ex(nvtxEventAttributes_t const* a) {
+  return cb_domain_start(nullptr, a);
+}
 inline nvtxRangeId_t cb_start_a(char const* m) {
   nvtxEventAttributes_t a{};
   a.version = NVTX_VERSION;
@@ -390,7 +402,9 @@ inline int cb_push_w(wchar_t const* m) {
   return cb_domain_push(nullptr, &a);
 }
 inline int cb_pop() { return cb_domain_pop(nullptr); }
-inline void cb_name_category(std::uint32_t id, char const* n) { cb_domain_name_category(nullptr, id, n); }
+inline void cb_name_category(std::uint32_t id, char const* n) {
+  cb_domain_name_category(nullptr, id, n);
+}
 inline void cb_name_category_w(std::uint32_t id, wchar_t const* n) {
   cb_domain_name_category_w(nullptr, id, n);
 }
@@ -414,7 +428,8 @@ inline void cb_name_cuda_device_w(int dev, wchar_t const* n) {
   named(EventKind::name_cuda_device, static_cast<std::uint64_t>(dev), narrow(n));
 }
 inline void cb_name_cuda_stream(void* stream, char const* n) {
-  named(EventKind::name_cuda_stream, reinterpret_cast<std::uintptr_t>(stream), n == nullptr ? "" : n);
+  named(EventKind::name_cuda_stream, reinterpret_cast<std::uintptr_t>(stream),
+        n == nullptr ? "" : n);
 }
 inline void cb_name_cuda_stream_w(void* stream, wchar_t const* n) {
   named(EventKind::name_cuda_stream, reinterpret_cast<std::uintptr_t>(stream), narrow(n));
@@ -436,7 +451,8 @@ inline void install(NvtxFunctionTable table, unsigned int size, unsigned int cbi
 
 /// The injection entry point: fills NVTX's function tables with the callbacks above.
 inline int initialize(NvtxGetExportTableFunc_t get_export_table) noexcept {
-  auto const* callbacks = static_cast<NvtxExportTableCallbacks const*>(get_export_table(NVTX_ETID_CALLBACKS));
+  auto const* callbacks =
+      static_cast<NvtxExportTableCallbacks const*>(get_export_table(NVTX_ETID_CALLBACKS));
   if (callbacks == nullptr || callbacks->GetModuleFunctionTable == nullptr) return 0;
   NvtxFunctionTable t = nullptr;
   unsigned int n = 0;
@@ -626,7 +642,8 @@ class Recorder {
 
 #if defined(NSIGHTKIT_TESTING_INSTALL_RECORDER) && !defined(NSIGHTKIT_DETAIL_RECORDER_DEFINED)
 #define NSIGHTKIT_DETAIL_RECORDER_DEFINED
-extern "C" int nsightkit_testing_recorder_initialize(void const* (*get_export_table)(std::uint32_t)) {
+extern "C" int nsightkit_testing_recorder_initialize(
+    void const* (*get_export_table)(std::uint32_t)) {
   return ::nsightkit::testing::detail::initialize(get_export_table);
 }
 extern "C" {

@@ -19,7 +19,8 @@ int main(int argc, char* argv[]) {
   }
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) {
-    std::printf("CUDA device 0: %s (sm_%d%d), %d device(s)\n", prop.name, prop.major, prop.minor, devices);
+    std::printf("CUDA device 0: %s (sm_%d%d), %d device(s)\n", prop.name, prop.major, prop.minor,
+                devices);
   }
   return Catch::Session().run(argc, argv);
 }

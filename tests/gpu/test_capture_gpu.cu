@@ -29,7 +29,8 @@ __global__ void wait_for_host(int volatile* flag, int* out, unsigned long long l
   unsigned long long start = 0;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
   unsigned long long now = start;
-  while (*flag == 0 && now - start < limit_ns) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  while (*flag == 0 && now - start < limit_ns)
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
   *out = *flag;
 }
 
@@ -66,7 +67,7 @@ TEST_CASE("the CUDA runtime profiler backend starts and synchronizes and stops o
   CHECK(cuda.start() == "");  // a second window: reference-counted, no error
   CHECK(cuda.synchronize() == "");
   CHECK(cuda.stop() == "");
-  CHECK(cuda.stop() == "");   // the profiler stops here
+  CHECK(cuda.stop() == "");  // the profiler stops here
   CHECK_THAT(cuda.stop(), Catch::Matchers::Contains("no cudaProfilerStart() to match"));
   NSIGHTKIT_CUDA_CHECK(cudaGetLastError());
 }
@@ -98,11 +99,11 @@ TEST_CASE("a window synchronizes the device before it stops the profiler") {
   std::vector<int> h(5);
   NSIGHTKIT_CUDA_CHECK(cudaMemcpy(h.data(), d, 5 * sizeof(int), cudaMemcpyDeviceToHost));
   CHECK(h == std::vector<int>{1, 2, 3, 4, 5});
-  CHECK(rec.lines() == nsk_test::expect({"push nsightkit step 0", "pop nsightkit",
-                                         "push nsightkit step 1", "pop nsightkit",
-                                         "start nsightkit capture", "push nsightkit step 2",
-                                         "pop nsightkit", "push nsightkit step 3", "pop nsightkit",
-                                         "end nsightkit", "push nsightkit step 4", "pop nsightkit"}));
+  CHECK(rec.lines() ==
+        nsk_test::expect({"push nsightkit step 0", "pop nsightkit", "push nsightkit step 1",
+                          "pop nsightkit", "start nsightkit capture", "push nsightkit step 2",
+                          "pop nsightkit", "push nsightkit step 3", "pop nsightkit",
+                          "end nsightkit", "push nsightkit step 4", "pop nsightkit"}));
   NSIGHTKIT_CUDA_CHECK(cudaFree(d));
   NSIGHTKIT_CUDA_CHECK(cudaStreamDestroy(spy.stream));
 }
@@ -140,7 +141,8 @@ TEST_CASE("without synchronize_before_stop the window's last kernel may still ru
   NSIGHTKIT_CUDA_CHECK(cudaStreamDestroy(spy.stream));
 }
 
-TEST_CASE("the default backend on a device gives no diagnostics and callbacks with the step numbers") {
+TEST_CASE(
+    "the default backend on a device gives no diagnostics and callbacks with the step numbers") {
   ::unsetenv("NSIGHTKIT_CAPTURE");
   std::vector<std::string> diagnostics;
   std::vector<std::string> events;

@@ -43,7 +43,9 @@ class Stream {
 
 class DeviceBuffer {
  public:
-  explicit DeviceBuffer(std::size_t bytes) : bytes_{bytes} { NSIGHTKIT_CUDA_CHECK(cudaMalloc(&p_, bytes)); }
+  explicit DeviceBuffer(std::size_t bytes) : bytes_{bytes} {
+    NSIGHTKIT_CUDA_CHECK(cudaMalloc(&p_, bytes));
+  }
   ~DeviceBuffer() { (void)NSIGHTKIT_CUDA_CHECK_NOTHROW(cudaFree(p_)); }
   DeviceBuffer(DeviceBuffer const&) = delete;
   DeviceBuffer& operator=(DeviceBuffer const&) = delete;
@@ -106,9 +108,11 @@ TEST_CASE("std::vector with PinnedAllocator holds page-locked memory, direct and
 
   std::vector<float, PinnedAllocator<float>> direct(n, 1.5f);
   CHECK(is_page_locked(direct.data()));
-  NSIGHTKIT_CUDA_CHECK(cudaMemcpyAsync(d.get(), direct.data(), n * sizeof(float), cudaMemcpyHostToDevice, s.get()));
+  NSIGHTKIT_CUDA_CHECK(
+      cudaMemcpyAsync(d.get(), direct.data(), n * sizeof(float), cudaMemcpyHostToDevice, s.get()));
   std::vector<float, PinnedAllocator<float>> back(n, 0.f);
-  NSIGHTKIT_CUDA_CHECK(cudaMemcpyAsync(back.data(), d.get(), n * sizeof(float), cudaMemcpyDeviceToHost, s.get()));
+  NSIGHTKIT_CUDA_CHECK(
+      cudaMemcpyAsync(back.data(), d.get(), n * sizeof(float), cudaMemcpyDeviceToHost, s.get()));
   s.sync();
   CHECK(back == direct);
 
@@ -118,9 +122,11 @@ TEST_CASE("std::vector with PinnedAllocator holds page-locked memory, direct and
     Vec grown{PinnedAllocator<float>{pool, s.view()}};
     for (std::size_t i = 0; i < n; ++i) grown.push_back(static_cast<float>(i));
     CHECK(is_page_locked(grown.data()));
-    NSIGHTKIT_CUDA_CHECK(cudaMemcpyAsync(d.get(), grown.data(), n * sizeof(float), cudaMemcpyHostToDevice, s.get()));
+    NSIGHTKIT_CUDA_CHECK(
+        cudaMemcpyAsync(d.get(), grown.data(), n * sizeof(float), cudaMemcpyHostToDevice, s.get()));
     Vec copy{n, 0.f, PinnedAllocator<float>{pool}};
-    NSIGHTKIT_CUDA_CHECK(cudaMemcpyAsync(copy.data(), d.get(), n * sizeof(float), cudaMemcpyDeviceToHost, s.get()));
+    NSIGHTKIT_CUDA_CHECK(
+        cudaMemcpyAsync(copy.data(), d.get(), n * sizeof(float), cudaMemcpyDeviceToHost, s.get()));
     s.sync();
     CHECK(copy == grown);
     auto const st = pool.stats();
@@ -216,9 +222,10 @@ TEST_CASE("stream-ordered reuse: a block freed behind a long kernel is not overw
   NSIGHTKIT_CUDA_CHECK(cudaMemcpy(received.data(), d.get(), bytes, cudaMemcpyDeviceToHost));
   std::size_t corrupted = 0;
   for (std::size_t i = 0; i < words; ++i) corrupted += received[i] != pattern(i, seed) ? 1 : 0;
-  std::printf("control (free without the stream): %s block, %zu of %zu words corrupted "
-              "(expected: all) — the check above would have caught it\n",
-              reused == early ? "same" : "another", corrupted, words);
+  std::printf(
+      "control (free without the stream): %s block, %zu of %zu words corrupted "
+      "(expected: all) — the check above would have caught it\n",
+      reused == early ? "same" : "another", corrupted, words);
   pool.deallocate(reused, bytes);
 }
 
@@ -237,7 +244,8 @@ TEST_CASE("PinnedBlock: record_stream makes the block wait for that stream") {
     for (std::size_t i = 0; i < words; ++i) w[i] = pattern(i, 7);
     spin<<<1, 1, 0, s.get()>>>(cycles_for_ms(20.0));
     NSIGHTKIT_CUDA_CHECK(cudaGetLastError());
-    NSIGHTKIT_CUDA_CHECK(cudaMemcpyAsync(d.get(), block.data(), bytes, cudaMemcpyHostToDevice, s.get()));
+    NSIGHTKIT_CUDA_CHECK(
+        cudaMemcpyAsync(d.get(), block.data(), bytes, cudaMemcpyHostToDevice, s.get()));
     block.record_stream(s.view());
   }  // given back here, without waiting
   {
@@ -290,7 +298,8 @@ TEST_CASE("many threads allocating and freeing on their streams: data intact, bo
           pool.deallocate(p, bytes, s.view());
         }
         std::vector<unsigned long long> got(iterations);
-        NSIGHTKIT_CUDA_CHECK(cudaMemcpyAsync(got.data(), sums.get(), sums.bytes(), cudaMemcpyDeviceToHost, s.get()));
+        NSIGHTKIT_CUDA_CHECK(
+            cudaMemcpyAsync(got.data(), sums.get(), sums.bytes(), cudaMemcpyDeviceToHost, s.get()));
         s.sync();
         for (int i = 0; i < iterations; ++i) {
           if (got[static_cast<std::size_t>(i)] != expected[static_cast<std::size_t>(i)]) {
@@ -318,13 +327,14 @@ TEST_CASE("many threads allocating and freeing on their streams: data intact, bo
   CHECK(st.allocations == st.cache_hits + st.host_alloc_calls);
   CHECK(st.cache_hits > 0);
   CHECK(st.bytes_cached == st.bytes_reserved());
-  std::printf("threads: %llu allocations, %llu cache hits, %llu cudaHostAlloc calls, %llu pending "
-              "misses, %llu events, %zu bytes cached\n",
-              static_cast<unsigned long long>(st.allocations),
-              static_cast<unsigned long long>(st.cache_hits),
-              static_cast<unsigned long long>(st.host_alloc_calls),
-              static_cast<unsigned long long>(st.pending_misses),
-              static_cast<unsigned long long>(st.events_created), st.bytes_cached);
+  std::printf(
+      "threads: %llu allocations, %llu cache hits, %llu cudaHostAlloc calls, %llu pending "
+      "misses, %llu events, %zu bytes cached\n",
+      static_cast<unsigned long long>(st.allocations),
+      static_cast<unsigned long long>(st.cache_hits),
+      static_cast<unsigned long long>(st.host_alloc_calls),
+      static_cast<unsigned long long>(st.pending_misses),
+      static_cast<unsigned long long>(st.events_created), st.bytes_cached);
 
   // Every stream finished (each thread synchronized its own): release returns everything.
   std::size_t const cached = st.bytes_cached;

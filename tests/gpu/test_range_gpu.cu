@@ -29,13 +29,15 @@ TEST_CASE("ranges around kernels on a named stream, with correct results") {
     NSIGHTKIT_CUDA_CHECK(cudaGetLastError());
   }
   std::vector<int> h(n);
-  NSIGHTKIT_CUDA_CHECK(cudaMemcpyAsync(h.data(), d, n * sizeof(int), cudaMemcpyDeviceToHost, stream));
+  NSIGHTKIT_CUDA_CHECK(
+      cudaMemcpyAsync(h.data(), d, n * sizeof(int), cudaMemcpyDeviceToHost, stream));
   NSIGHTKIT_CUDA_CHECK(cudaStreamSynchronize(stream));
   for (int v : h) REQUIRE(v == 3);
   NSIGHTKIT_CUDA_CHECK(cudaFree(d));
   NSIGHTKIT_CUDA_CHECK(cudaStreamDestroy(stream));
-  REQUIRE(rec.lines() == nsk_test::expect({"push nsightkit step 0", "pop nsightkit", "push nsightkit step 1",
-                                           "pop nsightkit", "push nsightkit step 2", "pop nsightkit"}));
+  REQUIRE(rec.lines() ==
+          nsk_test::expect({"push nsightkit step 0", "pop nsightkit", "push nsightkit step 1",
+                            "pop nsightkit", "push nsightkit step 2", "pop nsightkit"}));
 }
 
 TEST_CASE("a real CUDA failure on a device is a CudaError") {

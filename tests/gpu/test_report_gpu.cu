@@ -70,7 +70,8 @@ TEST_CASE("GPU times of 2 ms and 6 ms kernels come out 1:3, and a parent holds b
   REQUIRE(shorter->gpu.count == 5);
   REQUIRE(longer->gpu.count == 5);
   REQUIRE(snap.gpu.ranges_pending == 0);
-  double const ratio = static_cast<double>(longer->gpu.total_ns) / static_cast<double>(shorter->gpu.total_ns);
+  double const ratio =
+      static_cast<double>(longer->gpu.total_ns) / static_cast<double>(shorter->gpu.total_ns);
   REQUIRE(ratio == Approx(3.0).epsilon(0.10));
   REQUIRE(shorter->gpu.mean_ns == Approx(2.0 * ms).epsilon(0.10));
   // The parent's GPU interval holds both kernels (plus launch gaps of microseconds).

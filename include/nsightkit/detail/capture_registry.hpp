@@ -29,8 +29,8 @@ struct CaptureLink {
   CaptureLink* prev{nullptr};
   CaptureLink* next{nullptr};
   bool linked{false};
-  void* owner{nullptr};                          ///< the CaptureWindow
-  void (*close_for_exit)(void* owner) noexcept{nullptr};  ///< closes it (takes the mutex itself)
+  void* owner{nullptr};                                    ///< the CaptureWindow
+  void (*close_for_exit)(void* owner) noexcept {nullptr};  ///< closes it (takes the mutex itself)
 };
 
 /// The registry: one per process (default visibility, see NSIGHTKIT_DETAIL_VISIBLE).
@@ -57,8 +57,10 @@ inline void capture_link(CaptureLink& l) noexcept {
 /// Unlinks `l` (caller holds capture_registry.mutex).
 inline void capture_unlink(CaptureLink& l) noexcept {
   if (!l.linked) return;
-  if (l.prev != nullptr) l.prev->next = l.next;
-  else capture_registry.head = l.next;
+  if (l.prev != nullptr)
+    l.prev->next = l.next;
+  else
+    capture_registry.head = l.next;
   if (l.next != nullptr) l.next->prev = l.prev;
   l.prev = l.next = nullptr;
   l.linked = false;

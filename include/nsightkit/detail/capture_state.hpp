@@ -33,8 +33,8 @@ inline bool is_step_range(Attributes const& a) noexcept {
 
 /// Process-wide capture status, written by CaptureWindow, read by consumers.
 struct CaptureState {
-  std::atomic<int> active_windows{0};        ///< windows currently in their active phase
-  std::atomic<std::int64_t> last_step{-1};   ///< number of the most recent step begun
+  std::atomic<int> active_windows{0};       ///< windows currently in their active phase
+  std::atomic<std::int64_t> last_step{-1};  ///< number of the most recent step begun
 };
 
 NSIGHTKIT_DETAIL_VISIBLE inline CaptureState capture_state{};

@@ -205,8 +205,7 @@ inline nvtxEventAttributes_t event_attributes(Attributes const& a) noexcept {
       e.payloadType = NVTX_PAYLOAD_TYPE_DOUBLE;
       e.payload.dValue = p.as_double();
       break;
-    case PayloadKind::none:
-      break;
+    case PayloadKind::none: break;
   }
   return e;
 }

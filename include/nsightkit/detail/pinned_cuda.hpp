@@ -82,7 +82,9 @@ inline void* cuda_host_alloc(std::size_t bytes, unsigned int flags) {
 }
 
 /// cudaFreeHost, reporting (not throwing) a failure.
-inline void cuda_free_host(void* p) noexcept { (void)NSIGHTKIT_CUDA_CHECK_NOTHROW(cudaFreeHost(p)); }
+inline void cuda_free_host(void* p) noexcept {
+  (void)NSIGHTKIT_CUDA_CHECK_NOTHROW(cudaFreeHost(p));
+}
 
 /// True for the stream handles that stand for "the current device's default stream".
 inline bool is_special_stream(cudaStream_t s) noexcept {

@@ -13,8 +13,8 @@
 //   b.create_event(device) -> Event            may throw
 //   b.destroy_event(e) noexcept
 //   b.record(e, s) noexcept -> RecordStatus    recorded, capturing (graph capture), failed
-//   b.completed(e) -> bool                     non-blocking; throws on errors other than "not ready"
-//   b.wait(e) noexcept                         blocks until e completed (destructor only)
+//   b.completed(e) -> bool                     non-blocking; throws on errors other than "not
+//   ready" b.wait(e) noexcept                         blocks until e completed (destructor only)
 //   b.synchronize(s) noexcept -> bool          fallback when recording failed
 // allocate/deallocate are called without the pool's lock held (they may take milliseconds and
 // run concurrently); the event functions are called with it held.
@@ -65,7 +65,8 @@ struct PoolResult {
 inline char const* describe(PoolStatus s) noexcept {
   switch (s) {
     case PoolStatus::ok: return "ok";
-    case PoolStatus::foreign_pointer: return "the pointer was not allocated by this pool (foreign pointer)";
+    case PoolStatus::foreign_pointer:
+      return "the pointer was not allocated by this pool (foreign pointer)";
     case PoolStatus::double_free: return "the block is not in use (double free, or use after free)";
     case PoolStatus::size_mismatch: return "the size does not match the allocation";
   }
@@ -176,7 +177,9 @@ class PinnedPoolCore {
   }
 
   /// Gives a block back, reusable at once (or after the streams named by record_stream()).
-  PoolResult deallocate(void* p, std::size_t bytes) noexcept { return give_back(p, bytes, nullptr); }
+  PoolResult deallocate(void* p, std::size_t bytes) noexcept {
+    return give_back(p, bytes, nullptr);
+  }
 
   /// Gives a block back that work on `stream` may still read or write: it is reused only after
   /// an event recorded on `stream` now (and on streams named by record_stream()) has completed.
@@ -240,8 +243,8 @@ class PinnedPoolCore {
   enum class State : std::uint8_t { in_use, cached, retired };
 
   struct Block {
-    std::size_t size{0};                        // the size class
-    std::size_t requested{0};                   // bytes asked for by the current owner
+    std::size_t size{0};       // the size class
+    std::size_t requested{0};  // bytes asked for by the current owner
     State state{State::in_use};
     std::uint64_t freed_seq{0};                 // order of deallocation: oldest is evicted first
     std::vector<Stream> streams;                // record_stream() notes while in use
@@ -451,8 +454,8 @@ class PinnedPoolCore {
   Backend backend_;
   std::size_t const max_cached_;
   mutable std::mutex mutex_;
-  std::unordered_map<void*, Block> blocks_;            // every block the pool owns, by address
-  std::map<std::size_t, std::deque<void*>> cached_;    // cached blocks per class, oldest first
+  std::unordered_map<void*, Block> blocks_;          // every block the pool owns, by address
+  std::map<std::size_t, std::deque<void*>> cached_;  // cached blocks per class, oldest first
   std::unordered_map<int, std::vector<Event>> idle_events_;  // completed events per device
   PinnedPoolStats stats_{};
   std::uint64_t seq_{0};

@@ -30,14 +30,19 @@ inline GpuApi const& cuda_gpu_api() noexcept {
         return cuda_status(st);
       },
       [](void* event, void* stream) noexcept {
-        return cuda_status(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)));
+        return cuda_status(
+            cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)));
       },
-      [](void* event) noexcept { return cuda_status(cudaEventQuery(static_cast<cudaEvent_t>(event))); },
-      [](void* event) noexcept { return cuda_status(cudaEventSynchronize(static_cast<cudaEvent_t>(event))); },
+      [](void* event) noexcept {
+        return cuda_status(cudaEventQuery(static_cast<cudaEvent_t>(event)));
+      },
+      [](void* event) noexcept {
+        return cuda_status(cudaEventSynchronize(static_cast<cudaEvent_t>(event)));
+      },
       [](void* start, void* end, double* ns) noexcept {
         float ms = 0.0f;
-        cudaError_t const st =
-            cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(end));
+        cudaError_t const st = cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start),
+                                                    static_cast<cudaEvent_t>(end));
         *ns = static_cast<double>(ms) * 1e6;
         return cuda_status(st);
       },

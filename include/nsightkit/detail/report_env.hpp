@@ -34,7 +34,8 @@ inline constexpr char const report_grammar[] =
     "(report off)";
 
 /// Parses an unsigned decimal integer in [min, max]; false on anything else.
-inline bool parse_count(std::string_view s, std::size_t min, std::size_t max, std::size_t& out) noexcept {
+inline bool parse_count(std::string_view s, std::size_t min, std::size_t max,
+                        std::size_t& out) noexcept {
   if (s.empty() || s.size() > 19) return false;
   std::uint64_t v = 0;
   for (char c : s) {
@@ -64,11 +65,13 @@ inline bool parse_switch(std::string_view s, bool& out) noexcept {
  * `on` tells whether the spec turns the report on ("", "0", "off", "none", "false" turn it off).
  * Returns false with a message naming the offending item in `error`.
  */
-inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& on, std::string& error) {
+inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& on,
+                              std::string& error) {
   ReportOptions o;
   o.table.clear();
   spec = trim(spec);
-  if (spec.empty() || spec == "0" || spec == "off" || spec == "none" || spec == "false" || spec == "no") {
+  if (spec.empty() || spec == "0" || spec == "off" || spec == "none" || spec == "false" ||
+      spec == "no") {
     on = false;
     out = o;
     return true;
@@ -125,7 +128,8 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
       }
     } else if (key == "captured" || key == "threads" || key == "gpu") {
       bool v = true;
-      if (has_value && !parse_switch(value, v)) return fail("bad switch value in " + quoted + " (use on or off)");
+      if (has_value && !parse_switch(value, v))
+        return fail("bad switch value in " + quoted + " (use on or off)");
       if (key == "captured") {
         if (!once(seen_captured, key)) return false;
         o.captured_only = v;
@@ -142,8 +146,8 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
       std::size_t const min = key == "samples" ? 0 : 1;
       std::size_t const max = std::size_t{1} << 30;
       if (!parse_count(value, min, max, n)) {
-        return fail("bad number in " + quoted + " (an integer from " + std::to_string(min) + " to " +
-                    std::to_string(max) + ")");
+        return fail("bad number in " + quoted + " (an integer from " + std::to_string(min) +
+                    " to " + std::to_string(max) + ")");
       }
       if (key == "samples") {
         if (!once(seen_samples, key)) return false;
@@ -201,8 +205,8 @@ inline std::optional<LauncherRank> launcher_rank() noexcept {
     static bool warned = false;  // a benign race at worst prints twice
     if (!warned) {
       warned = true;
-      std::fprintf(stderr, "nsightkit report: ignoring %s='%s' (not a non-negative integer rank)\n", name,
-                   value);
+      std::fprintf(stderr, "nsightkit report: ignoring %s='%s' (not a non-negative integer rank)\n",
+                   name, value);
     }
   }
   return std::nullopt;

@@ -14,9 +14,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
-#include <iterator>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -128,10 +128,12 @@ inline void format_rows(std::string& out, std::vector<PathStats> const& rows, st
   std::size_t width = 4;
   for (auto const& r : rows) width = std::max(width, 2 * r.depth + r.name.size());
   width = std::min<std::size_t>(width, 60);
-  fmt::format_to(std::back_inserter(out), "{:<{}} {:>8} {:>10} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10}",
-                 "path", width, "calls", "total", "%run", "self", "mean", "p50", "p95", "max");
-  if (gpu) fmt::format_to(std::back_inserter(out), "  | {:>10} {:>10} {:>10} {:>10}", "GPU total", "GPU mean",
-                          "GPU p95", "GPU max");
+  fmt::format_to(std::back_inserter(out),
+                 "{:<{}} {:>8} {:>10} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10}", "path", width,
+                 "calls", "total", "%run", "self", "mean", "p50", "p95", "max");
+  if (gpu)
+    fmt::format_to(std::back_inserter(out), "  | {:>10} {:>10} {:>10} {:>10}", "GPU total",
+                   "GPU mean", "GPU p95", "GPU max");
   out += '\n';
   for (auto const& r : rows) {
     std::string label(2 * r.depth, ' ');
@@ -139,18 +141,22 @@ inline void format_rows(std::string& out, std::vector<PathStats> const& rows, st
     if (label.size() > width) label = label.substr(0, width - 3) + "...";
     std::string pct = "-";
     if (run_ns > 0) {
-      pct = fmt::format("{:.1f}%", 100.0 * static_cast<double>(r.cpu.total_ns) / static_cast<double>(run_ns));
+      pct = fmt::format("{:.1f}%",
+                        100.0 * static_cast<double>(r.cpu.total_ns) / static_cast<double>(run_ns));
     }
-    fmt::format_to(std::back_inserter(out), "{:<{}} {:>8} {:>10} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10}", label,
-                   width, r.cpu.count, format_duration(r.cpu.total_ns), pct, format_duration(r.self_ns),
+    fmt::format_to(std::back_inserter(out),
+                   "{:<{}} {:>8} {:>10} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10}", label, width,
+                   r.cpu.count, format_duration(r.cpu.total_ns), pct, format_duration(r.self_ns),
                    format_duration(static_cast<std::int64_t>(r.cpu.mean_ns + 0.5)),
-                   format_percentile(r.cpu.p50_ns, r.cpu.exact), format_percentile(r.cpu.p95_ns, r.cpu.exact),
-                   format_duration(r.cpu.max_ns));
+                   format_percentile(r.cpu.p50_ns, r.cpu.exact),
+                   format_percentile(r.cpu.p95_ns, r.cpu.exact), format_duration(r.cpu.max_ns));
     if (gpu) {
       if (r.gpu.count == 0) {
-        fmt::format_to(std::back_inserter(out), "  | {:>10} {:>10} {:>10} {:>10}", "-", "-", "-", "-");
+        fmt::format_to(std::back_inserter(out), "  | {:>10} {:>10} {:>10} {:>10}", "-", "-", "-",
+                       "-");
       } else {
-        fmt::format_to(std::back_inserter(out), "  | {:>10} {:>10} {:>10} {:>10}", format_duration(r.gpu.total_ns),
+        fmt::format_to(std::back_inserter(out), "  | {:>10} {:>10} {:>10} {:>10}",
+                       format_duration(r.gpu.total_ns),
                        format_duration(static_cast<std::int64_t>(r.gpu.mean_ns + 0.5)),
                        format_percentile(r.gpu.p95_ns, r.gpu.exact), format_duration(r.gpu.max_ns));
       }
@@ -160,8 +166,9 @@ inline void format_rows(std::string& out, std::vector<PathStats> const& rows, st
 }
 
 inline void format_time_line(std::string& out, TimeStats const& t) {
-  fmt::format_to(std::back_inserter(out), "{} calls, total {}, mean {}, p50 {}, p95 {}, max {}", t.count,
-                 format_duration(t.total_ns), format_duration(static_cast<std::int64_t>(t.mean_ns + 0.5)),
+  fmt::format_to(std::back_inserter(out), "{} calls, total {}, mean {}, p50 {}, p95 {}, max {}",
+                 t.count, format_duration(t.total_ns),
+                 format_duration(static_cast<std::int64_t>(t.mean_ns + 0.5)),
                  format_percentile(t.p50_ns, t.exact), format_percentile(t.p95_ns, t.exact),
                  format_duration(t.max_ns));
 }
@@ -178,12 +185,16 @@ inline std::string format_table(ReportSnapshot const& s, bool per_thread) {
   std::string out;
   std::uint64_t ranges = 0;
   for (auto const& t : s.threads) ranges += t.ranges;
-  fmt::format_to(std::back_inserter(out), "nsightkit report ({}pid {}): {} of run time, {} thread{}, {} ranges{}\n",
-                 s.rank ? fmt::format("rank {}, ", *s.rank) : std::string{}, s.pid, format_duration(s.run_ns),
-                 s.threads.size(), s.threads.size() == 1 ? "" : "s", ranges,
-                 s.captured_only ? ", captured steps only" : "");
-  out += "CPU wall time per range path, all threads merged; %run = total / run time; self = total - children;\n"
-         "percentiles by nearest rank, ~ = approximate (log histogram past the exact-sample limit)\n\n";
+  fmt::format_to(std::back_inserter(out),
+                 "nsightkit report ({}pid {}): {} of run time, {} thread{}, {} ranges{}\n",
+                 s.rank ? fmt::format("rank {}, ", *s.rank) : std::string{}, s.pid,
+                 format_duration(s.run_ns), s.threads.size(), s.threads.size() == 1 ? "" : "s",
+                 ranges, s.captured_only ? ", captured steps only" : "");
+  out +=
+      "CPU wall time per range path, all threads merged; %run = total / run time; self = total - "
+      "children;\n"
+      "percentiles by nearest rank, ~ = approximate (log histogram past the exact-sample "
+      "limit)\n\n";
   if (s.paths.empty()) {
     out += "(no ranges recorded)\n";
   } else {
@@ -195,7 +206,8 @@ inline std::string format_table(ReportSnapshot const& s, bool per_thread) {
       for (auto const& r : s.thread_paths) {
         if (r.thread == t.id) rows.push_back(r);
       }
-      fmt::format_to(std::back_inserter(out), "\nthread {}{}:\n", thread_label(t), t.exited ? " (exited)" : "");
+      fmt::format_to(std::back_inserter(out), "\nthread {}{}:\n", thread_label(t),
+                     t.exited ? " (exited)" : "");
       if (rows.empty()) {
         out += "(no ranges)\n";
       } else {
@@ -211,7 +223,8 @@ inline std::string format_table(ReportSnapshot const& s, bool per_thread) {
   if (!s.start_end.empty()) {
     out += "\nstart/end ranges (by name, not part of paths):\n";
     for (auto const& r : s.start_end) {
-      fmt::format_to(std::back_inserter(out), "  {}{}: ", r.domain.empty() || r.domain == "nsightkit" ? "" : r.domain + "@",
+      fmt::format_to(std::back_inserter(out),
+                     "  {}{}: ", r.domain.empty() || r.domain == "nsightkit" ? "" : r.domain + "@",
                      r.name);
       format_time_line(out, r.time);
       out += '\n';
@@ -221,13 +234,14 @@ inline std::string format_table(ReportSnapshot const& s, bool per_thread) {
     out += "\nmarks:\n";
     for (auto const& m : s.marks) {
       fmt::format_to(std::back_inserter(out), "  {}{}: {}\n",
-                     m.domain.empty() || m.domain == "nsightkit" ? "" : m.domain + "@", m.name, m.count);
+                     m.domain.empty() || m.domain == "nsightkit" ? "" : m.domain + "@", m.name,
+                     m.count);
     }
   }
   out += "\nthreads:";
   for (auto const& t : s.threads) {
-    fmt::format_to(std::back_inserter(out), " {}{} {} ranges;", thread_label(t), t.exited ? " (exited)" : "",
-                   t.ranges);
+    fmt::format_to(std::back_inserter(out), " {}{} {} ranges;", thread_label(t),
+                   t.exited ? " (exited)" : "", t.ranges);
   }
   out += '\n';
   std::uint64_t dropped = 0, overflow = 0;
@@ -236,17 +250,23 @@ inline std::string format_table(ReportSnapshot const& s, bool per_thread) {
     overflow += t.paths_over_limit;
   }
   if (overflow != 0) {
-    fmt::format_to(std::back_inserter(out),
-                   "note: {} ranges beyond the per-thread path limit were counted under \"(other paths)\"\n", overflow);
+    fmt::format_to(
+        std::back_inserter(out),
+        "note: {} ranges beyond the per-thread path limit were counted under \"(other paths)\"\n",
+        overflow);
   }
   if (dropped != 0) {
-    fmt::format_to(std::back_inserter(out), "note: {} trace events beyond the per-thread limit were not kept\n", dropped);
+    fmt::format_to(std::back_inserter(out),
+                   "note: {} trace events beyond the per-thread limit were not kept\n", dropped);
   }
   if (s.gpu.ranges_timed != 0 || s.gpu.ranges_pending != 0 || !s.gpu.error.empty()) {
-    fmt::format_to(std::back_inserter(out), "GPU: {} ranges timed with CUDA events ({} events created){}{}\n",
-                   s.gpu.ranges_timed, s.gpu.events_created,
-                   s.gpu.ranges_pending != 0 ? fmt::format(", {} still pending", s.gpu.ranges_pending) : std::string{},
-                   s.gpu.ranges_skipped != 0 ? fmt::format(", {} skipped", s.gpu.ranges_skipped) : std::string{});
+    fmt::format_to(
+        std::back_inserter(out), "GPU: {} ranges timed with CUDA events ({} events created){}{}\n",
+        s.gpu.ranges_timed, s.gpu.events_created,
+        s.gpu.ranges_pending != 0 ? fmt::format(", {} still pending", s.gpu.ranges_pending)
+                                  : std::string{},
+        s.gpu.ranges_skipped != 0 ? fmt::format(", {} skipped", s.gpu.ranges_skipped)
+                                  : std::string{});
     if (!s.gpu.error.empty()) out += "GPU timing stopped: " + s.gpu.error + "\n";
   }
   return out;
@@ -256,10 +276,12 @@ inline std::string format_table(ReportSnapshot const& s, bool per_thread) {
 // Summary JSON and CSV
 
 inline void json_time(std::string& out, TimeStats const& t) {
-  fmt::format_to(std::back_inserter(out),
-                 "{{\"count\":{},\"total_ns\":{},\"mean_ns\":{:.1f},\"min_ns\":{},\"p50_ns\":{},\"p95_ns\":{},"
-                 "\"max_ns\":{},\"exact\":{}}}",
-                 t.count, t.total_ns, t.mean_ns, t.min_ns, t.p50_ns, t.p95_ns, t.max_ns, t.exact ? "true" : "false");
+  fmt::format_to(
+      std::back_inserter(out),
+      "{{\"count\":{},\"total_ns\":{},\"mean_ns\":{:.1f},\"min_ns\":{},\"p50_ns\":{},\"p95_ns\":{},"
+      "\"max_ns\":{},\"exact\":{}}}",
+      t.count, t.total_ns, t.mean_ns, t.min_ns, t.p50_ns, t.p95_ns, t.max_ns,
+      t.exact ? "true" : "false");
 }
 
 inline void json_row(std::string& out, PathStats const& r) {
@@ -269,11 +291,12 @@ inline void json_row(std::string& out, PathStats const& r) {
   json_string(out, r.name);
   out += ",\"domain\":";
   json_string(out, r.domain);
-  fmt::format_to(std::back_inserter(out),
-                 ",\"depth\":{},\"count\":{},\"total_ns\":{},\"self_ns\":{},\"mean_ns\":{:.1f},\"min_ns\":{},"
-                 "\"p50_ns\":{},\"p95_ns\":{},\"max_ns\":{},\"exact\":{},\"gpu\":",
-                 r.depth, r.cpu.count, r.cpu.total_ns, r.self_ns, r.cpu.mean_ns, r.cpu.min_ns, r.cpu.p50_ns,
-                 r.cpu.p95_ns, r.cpu.max_ns, r.cpu.exact ? "true" : "false");
+  fmt::format_to(
+      std::back_inserter(out),
+      ",\"depth\":{},\"count\":{},\"total_ns\":{},\"self_ns\":{},\"mean_ns\":{:.1f},\"min_ns\":{},"
+      "\"p50_ns\":{},\"p95_ns\":{},\"max_ns\":{},\"exact\":{},\"gpu\":",
+      r.depth, r.cpu.count, r.cpu.total_ns, r.self_ns, r.cpu.mean_ns, r.cpu.min_ns, r.cpu.p50_ns,
+      r.cpu.p95_ns, r.cpu.max_ns, r.cpu.exact ? "true" : "false");
   if (r.gpu.count == 0) {
     out += "null";
   } else {
@@ -282,7 +305,8 @@ inline void json_row(std::string& out, PathStats const& r) {
   out += '}';
 }
 
-inline void json_rows(std::string& out, std::vector<PathStats> const& rows, std::uint32_t thread, bool filter) {
+inline void json_rows(std::string& out, std::vector<PathStats> const& rows, std::uint32_t thread,
+                      bool filter) {
   out += '[';
   bool first = true;
   for (auto const& r : rows) {
@@ -298,11 +322,12 @@ inline void json_rows(std::string& out, std::vector<PathStats> const& rows, std:
 /// The machine-readable summary as JSON (format "nsightkit-report", version 1).
 inline std::string summary_json(ReportSnapshot const& s) {
   std::string out;
-  fmt::format_to(std::back_inserter(out),
-                 "{{\"format\":\"nsightkit-report\",\"version\":1,\"nsightkit_version\":\"{}\",\"rank\":{},"
-                 "\"pid\":{},\"run_ns\":{},\"captured_only\":{},\n\"paths\":",
-                 version_string, s.rank ? std::to_string(*s.rank) : std::string{"null"}, s.pid, s.run_ns,
-                 s.captured_only ? "true" : "false");
+  fmt::format_to(
+      std::back_inserter(out),
+      "{{\"format\":\"nsightkit-report\",\"version\":1,\"nsightkit_version\":\"{}\",\"rank\":{},"
+      "\"pid\":{},\"run_ns\":{},\"captured_only\":{},\n\"paths\":",
+      version_string, s.rank ? std::to_string(*s.rank) : std::string{"null"}, s.pid, s.run_ns,
+      s.captured_only ? "true" : "false");
   json_rows(out, s.paths, 0, false);
   out += ",\n\"threads\":[";
   for (std::size_t i = 0; i < s.threads.size(); ++i) {
@@ -311,7 +336,8 @@ inline std::string summary_json(ReportSnapshot const& s) {
     fmt::format_to(std::back_inserter(out), "\n {{\"tid\":{},\"name\":", t.id);
     json_string(out, t.name);
     fmt::format_to(std::back_inserter(out),
-                   ",\"exited\":{},\"ranges\":{},\"trace_events_dropped\":{},\"paths_over_limit\":{},\"paths\":",
+                   ",\"exited\":{},\"ranges\":{},\"trace_events_dropped\":{},\"paths_over_limit\":{"
+                   "},\"paths\":",
                    t.exited ? "true" : "false", t.ranges, t.trace_dropped, t.paths_over_limit);
     json_rows(out, s.thread_paths, t.id, true);
     out += '}';
@@ -339,9 +365,11 @@ inline std::string summary_json(ReportSnapshot const& s) {
     fmt::format_to(std::back_inserter(out), ",\"count\":{}}}", s.marks[i].count);
   }
   fmt::format_to(std::back_inserter(out),
-                 "],\n\"gpu\":{{\"ranges_timed\":{},\"ranges_pending\":{},\"ranges_skipped\":{},\"events_created\":{},"
+                 "],\n\"gpu\":{{\"ranges_timed\":{},\"ranges_pending\":{},\"ranges_skipped\":{},"
+                 "\"events_created\":{},"
                  "\"error\":",
-                 s.gpu.ranges_timed, s.gpu.ranges_pending, s.gpu.ranges_skipped, s.gpu.events_created);
+                 s.gpu.ranges_timed, s.gpu.ranges_pending, s.gpu.ranges_skipped,
+                 s.gpu.events_created);
   json_string(out, s.gpu.error);
   out += "}}\n";
   return out;
@@ -362,16 +390,18 @@ inline void csv_field(std::string& out, std::string_view s) {
 }
 
 inline void csv_time(std::string& out, TimeStats const& t) {
-  fmt::format_to(std::back_inserter(out), "{},{},{:.1f},{},{},{},{},{}", t.count, t.total_ns, t.mean_ns, t.min_ns,
-                 t.p50_ns, t.p95_ns, t.max_ns, t.exact ? 1 : 0);
+  fmt::format_to(std::back_inserter(out), "{},{},{:.1f},{},{},{},{},{}", t.count, t.total_ns,
+                 t.mean_ns, t.min_ns, t.p50_ns, t.p95_ns, t.max_ns, t.exact ? 1 : 0);
 }
 
 /// The summary as CSV: one row per merged path (scope "all") and per thread and path ("thread").
 inline std::string summary_csv(ReportSnapshot const& s) {
   std::string out =
-      "scope,tid,thread,path,depth,count,total_ns,mean_ns,min_ns,p50_ns,p95_ns,max_ns,exact,self_ns,"
+      "scope,tid,thread,path,depth,count,total_ns,mean_ns,min_ns,p50_ns,p95_ns,max_ns,exact,self_"
+      "ns,"
       "gpu_count,gpu_total_ns,gpu_mean_ns,gpu_min_ns,gpu_p50_ns,gpu_p95_ns,gpu_max_ns,gpu_exact\n";
-  auto row = [&](PathStats const& r, char const* scope, std::string const& tid, std::string const& tname) {
+  auto row = [&](PathStats const& r, char const* scope, std::string const& tid,
+                 std::string const& tname) {
     out += scope;
     out += ',';
     out += tid;
@@ -395,7 +425,8 @@ inline std::string summary_csv(ReportSnapshot const& s) {
 }
 
 /// Writes `text` to `path`; false (with a message on stderr) when that fails.
-inline bool write_text_file(std::string const& path, std::string_view text, char const* what) noexcept {
+inline bool write_text_file(std::string const& path, std::string_view text,
+                            char const* what) noexcept {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) {
     std::fprintf(stderr, "nsightkit report: cannot write the %s to '%s': %s\n", what, path.c_str(),
@@ -404,7 +435,8 @@ inline bool write_text_file(std::string const& path, std::string_view text, char
   }
   bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
   ok = std::fclose(f) == 0 && ok;
-  if (!ok) std::fprintf(stderr, "nsightkit report: writing the %s to '%s' failed\n", what, path.c_str());
+  if (!ok)
+    std::fprintf(stderr, "nsightkit report: writing the %s to '%s' failed\n", what, path.c_str());
   return ok;
 }
 

@@ -55,7 +55,8 @@ inline constexpr std::uint32_t no_node = 0xFFFFFFFFu;
 
 /// The default report clock.
 inline std::int64_t steady_now() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -222,7 +223,8 @@ inline std::uint64_t report_hash(std::uint32_t parent, std::string_view name) no
     h ^= h >> 31;
   }
   std::uint64_t tail = 0;
-  for (std::size_t j = 0; i < name.size(); ++i, j += 8) tail |= std::uint64_t{static_cast<unsigned char>(name[i])} << j;
+  for (std::size_t j = 0; i < name.size(); ++i, j += 8)
+    tail |= std::uint64_t{static_cast<unsigned char>(name[i])} << j;
   h = (h ^ tail) * k;
   h ^= h >> 33;
   h *= 0xC4CEB9FE1A85EC53ull;
@@ -271,8 +273,8 @@ struct ReportThreadData {
 
   std::vector<ReportFrame> stack;  // owner only (open_* too, but touched under the lock)
   std::uint64_t stack_generation{0};
-  std::vector<GpuPair> open_gpu;          // pairs of open frames; a slot with null api is free
-  std::vector<std::string> open_labels;   // names of open step frames
+  std::vector<GpuPair> open_gpu;         // pairs of open frames; a slot with null api is free
+  std::vector<std::string> open_labels;  // names of open step frames
 
   std::uint64_t generation{0};  // bumped by reset()/enable(): the owner drops its open frames
   std::string name;
@@ -413,7 +415,9 @@ NSIGHTKIT_DETAIL_VISIBLE inline std::mutex report_create_mutex;
 NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<bool> report_duplicate_copy{false};
 NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<bool> report_autostart_done{false};
 
-inline ReportState* report_state() noexcept { return report_state_ptr.load(std::memory_order_acquire); }
+inline ReportState* report_state() noexcept {
+  return report_state_ptr.load(std::memory_order_acquire);
+}
 
 /// A token that differs between processes and between exec'd images of one process id.
 inline std::string report_process_token() {
@@ -442,13 +446,17 @@ inline bool report_claim_process() {
   char const* previous = std::getenv(report_owner_variable);
   if (previous != nullptr) {
     std::string_view const p{previous};
-    if (p.size() > token.size() && p.compare(0, token.size(), token) == 0 && p[token.size()] == ':' && p != mine) {
+    if (p.size() > token.size() && p.compare(0, token.size(), token) == 0 &&
+        p[token.size()] == ':' && p != mine) {
       if (!report_duplicate_copy.exchange(true)) {
-        std::fprintf(stderr,
-                     "nsightkit report: this module carries a second copy of nsightkit's report (it embeds "
-                     "nsightkit and was loaded so that its symbols are not shared, e.g. dlopen(RTLD_LOCAL) with a "
-                     "compiler that emits no unique symbols); its ranges are not in the process's report, and "
-                     "this copy stays off. Load it with RTLD_GLOBAL or link it normally.\n");
+        std::fprintf(
+            stderr,
+            "nsightkit report: this module carries a second copy of nsightkit's report (it embeds "
+            "nsightkit and was loaded so that its symbols are not shared, e.g. dlopen(RTLD_LOCAL) "
+            "with a "
+            "compiler that emits no unique symbols); its ranges are not in the process's report, "
+            "and "
+            "this copy stays off. Load it with RTLD_GLOBAL or link it normally.\n");
       }
       return false;
     }
@@ -526,8 +534,8 @@ inline void gpu_fail(ReportState& s, GpuApi const& api, int status, char const* 
   char const* name = api.error_name(status);
   char const* text = api.error_string(status);
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%s returned %s (%d): %s", call, name ? name : "unknown error", status,
-                text ? text : "");
+  std::snprintf(buf, sizeof buf, "%s returned %s (%d): %s", call, name ? name : "unknown error",
+                status, text ? text : "");
   {
     std::lock_guard<std::mutex> lock{s.gpu_mutex};
 #if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
@@ -539,11 +547,14 @@ inline void gpu_fail(ReportState& s, GpuApi const& api, int status, char const* 
     s.gpu_error = buf;
 #endif
   }
-  std::fprintf(stderr, "nsightkit report: GPU timing is off for the rest of the run: %s (CPU times are still reported)\n",
+  std::fprintf(stderr,
+               "nsightkit report: GPU timing is off for the rest of the run: %s (CPU times are "
+               "still reported)\n",
                buf);
 }
 
-inline bool gpu_take_event(ReportState& s, ReportThreadData& td, GpuApi const& api, int device, void** event) {
+inline bool gpu_take_event(ReportState& s, ReportThreadData& td, GpuApi const& api, int device,
+                           void** event) {
   for (std::size_t i = td.free_events.size(); i-- > 0;) {
     if (td.free_events[i].api == &api && td.free_events[i].device == device) {
       *event = td.free_events[i].event;
@@ -601,7 +612,8 @@ inline void* gpu_anchor_stream(ReportState& s, GpuApi const& api, int device) {
 }
 
 /// The current anchor of (api, device) for this thread, renewed once a second.
-inline std::uint32_t gpu_anchor(ReportState& s, ReportThreadData& td, GpuApi const& api, int device) {
+inline std::uint32_t gpu_anchor(ReportState& s, ReportThreadData& td, GpuApi const& api,
+                                int device) {
   std::int64_t const now = s.now();
   std::uint32_t current = no_node;
   for (std::uint32_t i = 0; i < td.anchors.size(); ++i) {
@@ -640,14 +652,17 @@ inline void report_gpu_at_exit() noexcept;
 
 /// Records the begin event of `f` on the current stream. Under the thread's lock.
 inline void gpu_begin(ReportState& s, ReportThreadData& td, ReportFrame& f, GpuContext const& ctx) {
-  if (s.gpu_failed.load(std::memory_order_relaxed) || s.gpu_shutdown.load(std::memory_order_relaxed)) return;
+  if (s.gpu_failed.load(std::memory_order_relaxed) ||
+      s.gpu_shutdown.load(std::memory_order_relaxed))
+    return;
   GpuApi const& api = *ctx.api;
   if (td.pending.size() >= gpu_max_pending) {
     s.gpu_skipped.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   int device = 0;
-  if (int const st = api.current_device(&device); st != 0) return gpu_fail(s, api, st, "cudaGetDevice");
+  if (int const st = api.current_device(&device); st != 0)
+    return gpu_fail(s, api, st, "cudaGetDevice");
   bool capturing = false;
   if (int const st = api.stream_capturing(ctx.stream, &capturing); st != 0) {
     return gpu_fail(s, api, st, "cudaStreamIsCapturing");
@@ -657,7 +672,8 @@ inline void gpu_begin(ReportState& s, ReportThreadData& td, ReportFrame& f, GpuC
     return;
   }
   std::uint32_t slot = 0;
-  while (slot < td.streams.size() && !(td.streams[slot].stream == ctx.stream && td.streams[slot].device == device)) {
+  while (slot < td.streams.size() &&
+         !(td.streams[slot].stream == ctx.stream && td.streams[slot].device == device)) {
     ++slot;
   }
   if (slot == td.streams.size()) td.streams.push_back(GpuStreamSlot{ctx.stream, device});
@@ -677,8 +693,8 @@ inline void gpu_begin(ReportState& s, ReportThreadData& td, ReportFrame& f, GpuC
   }
   ++td.anchors[anchor].refs;
   f.gpu = static_cast<std::uint32_t>(td.open_gpu.size());
-  td.open_gpu.push_back(GpuPair{begin, end, &api, ctx.stream, device, f.node, anchor, slot, td.generation,
-                                s.trace.load(std::memory_order_relaxed)});
+  td.open_gpu.push_back(GpuPair{begin, end, &api, ctx.stream, device, f.node, anchor, slot,
+                                td.generation, s.trace.load(std::memory_order_relaxed)});
   if (!s.gpu_atexit_registered) {
     // Registered after the CUDA runtime initialised (it just ran), so it runs before the
     // runtime's own teardown: pending events are resolved while CUDA still works.
@@ -701,7 +717,8 @@ inline GpuPair gpu_take_open(ReportThreadData& td, std::uint32_t index) {
 /// Records the end event of the frame's pair and queues it. Under the thread's lock.
 inline void gpu_end(ReportState& s, ReportThreadData& td, ReportFrame const& f) {
   GpuPair const p = gpu_take_open(td, f.gpu);
-  if (s.gpu_failed.load(std::memory_order_relaxed) || s.gpu_shutdown.load(std::memory_order_relaxed)) {
+  if (s.gpu_failed.load(std::memory_order_relaxed) ||
+      s.gpu_shutdown.load(std::memory_order_relaxed)) {
     gpu_release_pair(td, p);
     return;
   }
@@ -718,7 +735,8 @@ inline void gpu_poll(ReportState& s, ReportThreadData& td, std::size_t max) {
   std::size_t const cap = s.exact_samples.load(std::memory_order_relaxed);
   while (!td.pending.empty() && done < max) {
     GpuPair const p = td.pending.front();
-    if (s.gpu_shutdown.load(std::memory_order_relaxed) || s.gpu_failed.load(std::memory_order_relaxed)) {
+    if (s.gpu_shutdown.load(std::memory_order_relaxed) ||
+        s.gpu_failed.load(std::memory_order_relaxed)) {
       gpu_release_pair(td, p);  // CUDA is gone or broken: drop without calling it
       td.pending.pop_front();
       continue;
@@ -748,8 +766,8 @@ inline void gpu_poll(ReportState& s, ReportThreadData& td, std::size_t max) {
       s.gpu_timed.fetch_add(1, std::memory_order_relaxed);
       if (p.trace && anchor_st == 0) {
         if (td.gpu_trace.size() < s.max_trace_events.load(std::memory_order_relaxed)) {
-          td.gpu_trace.push_back(GpuTraceEvent{td.anchors[p.anchor].cpu_ns + std::llround(offset), std::llround(ns),
-                                               p.node, p.stream_slot});
+          td.gpu_trace.push_back(GpuTraceEvent{td.anchors[p.anchor].cpu_ns + std::llround(offset),
+                                               std::llround(ns), p.node, p.stream_slot});
         } else {
           ++td.trace_dropped;
         }
@@ -776,11 +794,14 @@ inline void gpu_flush(ReportState& s) {
       if (td->pending.empty()) continue;
       for (GpuPair const& p : td->pending) {
         wait.emplace_back(p.api, p.end);
-        if (p.trace && p.anchor < td->anchors.size()) wait.emplace_back(p.api, td->anchors[p.anchor].event);
+        if (p.trace && p.anchor < td->anchors.size())
+          wait.emplace_back(p.api, td->anchors[p.anchor].event);
       }
     }
     for (auto const& w : wait) {
-      if (s.gpu_shutdown.load(std::memory_order_relaxed) || s.gpu_failed.load(std::memory_order_relaxed)) break;
+      if (s.gpu_shutdown.load(std::memory_order_relaxed) ||
+          s.gpu_failed.load(std::memory_order_relaxed))
+        break;
       int const st = w.first->event_synchronize(w.second);
       if (st != 0 && st != w.first->not_ready) {
         gpu_fail(s, *w.first, st, "cudaEventSynchronize");
@@ -830,8 +851,8 @@ inline bool report_same_domain(ReportNode const& n, char const* domain) noexcept
 }
 
 /// The node of path (parent, domain, name), created on first sight. Under the lock.
-inline std::uint32_t report_node(ReportState& s, ReportThreadData& td, std::uint32_t parent, char const* domain,
-                                 std::string_view name) {
+inline std::uint32_t report_node(ReportState& s, ReportThreadData& td, std::uint32_t parent,
+                                 char const* domain, std::string_view name) {
   std::uint64_t const h = report_hash(parent, name);
   std::uint32_t found = td.index_by_path.find(h, [&](std::uint32_t i) {
     ReportNode const& n = td.nodes[i];
@@ -879,15 +900,16 @@ inline void ReportSink::on_push(RangeBegin const& b) noexcept {
     report_sync_stack(*td);
     bool const root = td->stack.empty();
     std::uint32_t const parent = root ? no_node : td->stack.back().node;
-    std::uint32_t node = parent;  // a step carries its enclosing path node: steps are not components
+    std::uint32_t node =
+        parent;  // a step carries its enclosing path node: steps are not components
     if (!step) {
       // Predicted node first: the sibling that followed the previous child last time.
       std::uint32_t const prev = root ? td->root_last_child : td->stack.back().last_child;
       std::size_t const n = td->nodes.size();
-      std::uint32_t const guess = prev < n         ? td->nodes[prev].next_hint
-                                  : parent < n     ? td->nodes[parent].first_hint
+      std::uint32_t const guess = prev < n            ? td->nodes[prev].next_hint
+                                  : parent < n        ? td->nodes[parent].first_hint
                                   : parent == no_node ? td->root_first_hint
-                                                   : no_node;
+                                                      : no_node;
       if (guess < n && td->nodes[guess].parent == parent && td->nodes[guess].name == b.name &&
           report_same_domain(td->nodes[guess], b.domain)) {
         node = guess;
@@ -1129,7 +1151,9 @@ inline bool report_enable(ReportOptions const& options) noexcept {
       // Frames left open by an earlier disable() never see their pop: forget them.
       report_bump_generations(*s);
       if (!add_sink(&s->sink)) {
-        std::fprintf(stderr, "nsightkit report: cannot enable: nsightkit's table of %d in-process consumers is full\n",
+        std::fprintf(stderr,
+                     "nsightkit report: cannot enable: nsightkit's table of %d in-process "
+                     "consumers is full\n",
                      SinkRegistry::capacity);
         return false;
       }
@@ -1158,7 +1182,8 @@ inline bool report_enable_from_environment() noexcept {
     bool on = false;
     std::string why;
     if (!parse_report_spec(value, o, on, why)) {
-      std::fprintf(stderr, "nsightkit: NSIGHTKIT_REPORT='%s': %s. The report stays off.\n", value, why.c_str());
+      std::fprintf(stderr, "nsightkit: NSIGHTKIT_REPORT='%s': %s. The report stays off.\n", value,
+                   why.c_str());
       return false;
     }
     if (!on) return false;

@@ -3,9 +3,9 @@
 // Exact first, approximate past a cap: a Distribution keeps every duration until it holds `cap` of
 // them, then folds them into a log-linear histogram (32 buckets per power of two: a bucket is at
 // most 1/32 of its lower bound wide, so a percentile read from it, the bucket's midpoint clamped to
-// [min, max], is within 1/64 ≈ 1.6 % of a value of that bucket). count, total, min, max and mean are
-// always exact. Percentiles use the nearest-rank definition: p is the smallest recorded value such
-// that at least p % of the values are <= it.
+// [min, max], is within 1/64 ≈ 1.6 % of a value of that bucket). count, total, min, max and mean
+// are always exact. Percentiles use the nearest-rank definition: p is the smallest recorded value
+// such that at least p % of the values are <= it.
 //
 // Pure C++ (no NVTX, no CUDA): available in enabled and disabled builds alike.
 #pragma once
@@ -62,7 +62,9 @@ struct LogBuckets {
   }
 
   /// The value a percentile read from bucket `i` reports: its midpoint.
-  static std::int64_t representative(std::int32_t i) noexcept { return lower(i) + (width(i) - 1) / 2; }
+  static std::int64_t representative(std::int32_t i) noexcept {
+    return lower(i) + (width(i) - 1) / 2;
+  }
 };
 
 /// Durations (ns) of one path: count/total/min/max exact; percentiles exact up to a cap.
@@ -108,7 +110,8 @@ class Distribution {
       for (std::int64_t v : other.samples_) bump(LogBuckets::index(v), 1);
     } else {
       for (std::size_t k = 0; k < other.buckets_.size(); ++k) {
-        if (other.buckets_[k] != 0) bump(other.base_ + static_cast<std::int32_t>(k), other.buckets_[k]);
+        if (other.buckets_[k] != 0)
+          bump(other.base_ + static_cast<std::int32_t>(k), other.buckets_[k]);
       }
     }
   }

@@ -76,7 +76,8 @@ inline void report_emit_tree(std::vector<ReportNodeCopy> const& nodes, std::uint
     (p != no_node && p < n ? children[p] : roots).push_back(i);
   }
   auto const by_total = [&](std::uint32_t a, std::uint32_t b) {
-    if (nodes[a].cpu.total() != nodes[b].cpu.total()) return nodes[a].cpu.total() > nodes[b].cpu.total();
+    if (nodes[a].cpu.total() != nodes[b].cpu.total())
+      return nodes[a].cpu.total() > nodes[b].cpu.total();
     return nodes[a].name < nodes[b].name;
   };
   std::sort(roots.begin(), roots.end(), by_total);
@@ -88,14 +89,17 @@ inline void report_emit_tree(std::vector<ReportNodeCopy> const& nodes, std::uint
     std::size_t depth;
   };
   std::vector<Item> todo;
-  for (std::size_t k = roots.size(); k-- > 0;) todo.push_back(Item{roots[k], static_cast<std::size_t>(-1), 0});
+  for (std::size_t k = roots.size(); k-- > 0;)
+    todo.push_back(Item{roots[k], static_cast<std::size_t>(-1), 0});
   while (!todo.empty()) {
     Item const it = todo.back();
     todo.pop_back();
     ReportNodeCopy const& node = nodes[it.node];
     PathStats row;
     row.name = report_component(node.domain, node.name);
-    row.path = it.parent_row == static_cast<std::size_t>(-1) ? row.name : out[it.parent_row].path + "/" + row.name;
+    row.path = it.parent_row == static_cast<std::size_t>(-1)
+                   ? row.name
+                   : out[it.parent_row].path + "/" + row.name;
     row.domain = node.domain;
     row.depth = it.depth;
     row.parent = it.parent_row;
@@ -147,7 +151,8 @@ inline ReportSnapshot report_snapshot() {
       info.paths_over_limit = td->paths_over_limit;
       snap.gpu.ranges_pending += td->pending.size();
       nodes.reserve(td->nodes.size());
-      for (ReportNode const& n : td->nodes) nodes.push_back(ReportNodeCopy{n.parent, n.domain, n.name, n.cpu, n.gpu});
+      for (ReportNode const& n : td->nodes)
+        nodes.push_back(ReportNodeCopy{n.parent, n.domain, n.name, n.cpu, n.gpu});
       thread_steps = td->steps;
       thread_marks = td->marks;
     }
@@ -161,8 +166,10 @@ inline ReportSnapshot report_snapshot() {
       std::string key = std::to_string(mp);
       key += '\x1f';
       key += report_key(n.domain, n.name);
-      auto [it, fresh] = merged_index.emplace(std::move(key), static_cast<std::uint32_t>(merged.size()));
-      if (fresh) merged.push_back(ReportNodeCopy{mp, n.domain, n.name, Distribution{}, Distribution{}});
+      auto [it, fresh] =
+          merged_index.emplace(std::move(key), static_cast<std::uint32_t>(merged.size()));
+      if (fresh)
+        merged.push_back(ReportNodeCopy{mp, n.domain, n.name, Distribution{}, Distribution{}});
       merged[it->second].cpu.merge(n.cpu);
       merged[it->second].gpu.merge(n.gpu);
       to_merged[i] = it->second;
@@ -184,8 +191,9 @@ inline ReportSnapshot report_snapshot() {
       snap.start_end.push_back(NamedStats{se.name, se.domain, report_time_stats(se.time)});
     }
   }
-  std::sort(snap.start_end.begin(), snap.start_end.end(),
-            [](NamedStats const& a, NamedStats const& b) { return a.time.total_ns > b.time.total_ns; });
+  std::sort(
+      snap.start_end.begin(), snap.start_end.end(),
+      [](NamedStats const& a, NamedStats const& b) { return a.time.total_ns > b.time.total_ns; });
   snap.gpu.ranges_timed = s->gpu_timed.load(std::memory_order_relaxed);
   snap.gpu.ranges_skipped = s->gpu_skipped.load(std::memory_order_relaxed);
   snap.gpu.events_created = s->gpu_events_created.load(std::memory_order_relaxed);
@@ -250,9 +258,10 @@ inline void report_write_trace(ReportTextSink& sink) {
   };
   auto const meta_name = [&](char const* what, std::uint32_t tid, std::string const& name) {
     begin_event();
-    fmt::format_to(std::back_inserter(out),
-                   "{{\"ph\":\"M\",\"name\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":0,\"args\":{{\"name\":", what, pid,
-                   tid);
+    fmt::format_to(
+        std::back_inserter(out),
+        "{{\"ph\":\"M\",\"name\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":0,\"args\":{{\"name\":", what,
+        pid, tid);
     json_string(out, name);
     out += "}}";
   };
@@ -264,7 +273,8 @@ inline void report_write_trace(ReportTextSink& sink) {
                    pid, tid, index);
   };
   meta_name("process_name", 0,
-       rank ? fmt::format("nsightkit rank {} (pid {})", rank->rank, os_pid) : fmt::format("nsightkit pid {}", os_pid));
+            rank ? fmt::format("nsightkit rank {} (pid {})", rank->rank, os_pid)
+                 : fmt::format("nsightkit pid {}", os_pid));
 
   struct StreamTrack {
     void* stream;
@@ -313,7 +323,8 @@ inline void report_write_trace(ReportTextSink& sink) {
         paths[i] = std::move(path);
         names[i] = comp;
       }
-      for (ReportMark const& m : td->marks) mark_names.push_back(report_component(m.domain, m.name));
+      for (ReportMark const& m : td->marks)
+        mark_names.push_back(report_component(m.domain, m.name));
     }
     if (events.empty() && instants.empty() && gpu.empty() && thread_name.empty()) continue;
     for (auto& v : names) {
@@ -326,13 +337,15 @@ inline void report_write_trace(ReportTextSink& sink) {
       json_string(e, v);
       v = std::move(e);
     }
-    meta_name("thread_name", tid, thread_name.empty() ? fmt::format("thread {}", tid) : thread_name);
+    meta_name("thread_name", tid,
+              thread_name.empty() ? fmt::format("thread {}", tid) : thread_name);
     meta_sort(tid, index);
 
     // Nested ranges on one track: parents first at equal start times.
-    std::sort(events.begin(), events.end(), [](ReportTraceEvent const& a, ReportTraceEvent const& b) {
-      return a.start != b.start ? a.start < b.start : a.dur > b.dur;
-    });
+    std::sort(events.begin(), events.end(),
+              [](ReportTraceEvent const& a, ReportTraceEvent const& b) {
+                return a.start != b.start ? a.start < b.start : a.dur > b.dur;
+              });
     for (ReportTraceEvent const& e : events) {
       begin_event();
       out += "{\"ph\":\"X\",\"name\":";
@@ -359,7 +372,8 @@ inline void report_write_trace(ReportTextSink& sink) {
       begin_event();
       out += "{\"ph\":\"i\",\"s\":\"t\",\"name\":";
       json_string(out, m.mark < mark_names.size() ? mark_names[m.mark] : std::string{"mark"});
-      fmt::format_to(std::back_inserter(out), ",\"cat\":\"nsightkit mark\",\"pid\":{},\"tid\":{},\"ts\":", pid, tid);
+      fmt::format_to(std::back_inserter(out),
+                     ",\"cat\":\"nsightkit mark\",\"pid\":{},\"tid\":{},\"ts\":", pid, tid);
       json_micros(out, m.t - origin);
       out += '}';
       sink.maybe_flush();
@@ -373,7 +387,8 @@ inline void report_write_trace(ReportTextSink& sink) {
       GpuStreamSlot const& ss = streams[g.stream_slot];
       std::uint32_t track = no_node;
       for (StreamTrack const& t : tracks) {
-        if (t.stream == ss.stream && t.device == ss.device && (t.tid == 0 || t.tid == tid)) track = t.track;
+        if (t.stream == ss.stream && t.device == ss.device && (t.tid == 0 || t.tid == tid))
+          track = t.track;
       }
       if (track == no_node) {
         bool shared = false;
@@ -384,8 +399,10 @@ inline void report_write_trace(ReportTextSink& sink) {
         tracks.push_back(StreamTrack{ss.stream, ss.device, tid, track});
         char handle[32];
         std::snprintf(handle, sizeof handle, "%p", ss.stream);
-        std::string label = ss.stream == nullptr ? std::string{"default stream"} : fmt::format("stream {}", handle);
-        label = fmt::format("GPU {} (device {}){}", label, ss.device, shared ? fmt::format(", thread {}", tid) : "");
+        std::string label =
+            ss.stream == nullptr ? std::string{"default stream"} : fmt::format("stream {}", handle);
+        label = fmt::format("GPU {} (device {}){}", label, ss.device,
+                            shared ? fmt::format(", thread {}", tid) : "");
         meta_name("thread_name", track, label);
         meta_sort(track, 1000000 + tracks.size());
       }
@@ -399,7 +416,8 @@ inline void report_write_trace(ReportTextSink& sink) {
       begin_event();
       out += "{\"ph\":\"X\",\"name\":";
       out += g.name != nullptr ? *g.name : std::string{"\"?\""};
-      fmt::format_to(std::back_inserter(out), ",\"cat\":\"nsightkit gpu\",\"pid\":{},\"tid\":{},\"ts\":", pid, g.track);
+      fmt::format_to(std::back_inserter(out),
+                     ",\"cat\":\"nsightkit gpu\",\"pid\":{},\"tid\":{},\"ts\":", pid, g.track);
       json_micros(out, g.e.start - origin);
       out += ",\"dur\":";
       json_micros(out, g.e.dur);
@@ -426,7 +444,8 @@ inline void report_write_trace(ReportTextSink& sink) {
         begin_event();
         fmt::format_to(std::back_inserter(out), "{{\"ph\":\"{}\",\"name\":", edge == 0 ? "b" : "e");
         json_string(out, e.stats < se_names.size() ? se_names[e.stats] : std::string{"range"});
-        fmt::format_to(std::back_inserter(out), ",\"cat\":\"nsightkit start/end\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":",
+        fmt::format_to(std::back_inserter(out),
+                       ",\"cat\":\"nsightkit start/end\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":",
                        e.id, pid, e.tid);
         json_micros(out, (edge == 0 ? e.start : e.end) - origin);
         out += '}';
@@ -435,8 +454,10 @@ inline void report_write_trace(ReportTextSink& sink) {
     }
   }
   fmt::format_to(std::back_inserter(out),
-                 "\n],\"otherData\":{{\"producer\":\"nsightkit {}\",\"rank\":{},\"pid\":{},\"events_dropped\":{}}}}}\n",
-                 version_string, rank ? std::to_string(rank->rank) : std::string{"null"}, os_pid, dropped);
+                 "\n],\"otherData\":{{\"producer\":\"nsightkit "
+                 "{}\",\"rank\":{},\"pid\":{},\"events_dropped\":{}}}}}\n",
+                 version_string, rank ? std::to_string(rank->rank) : std::string{"null"}, os_pid,
+                 dropped);
   sink.flush();
 }
 
@@ -452,13 +473,15 @@ inline std::string report_trace_json() {
 inline bool report_write_trace_file(std::string const& path) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) {
-    std::fprintf(stderr, "nsightkit report: cannot write the trace to '%s': %s\n", path.c_str(), std::strerror(errno));
+    std::fprintf(stderr, "nsightkit report: cannot write the trace to '%s': %s\n", path.c_str(),
+                 std::strerror(errno));
     return false;
   }
   ReportTextSink sink{f};
   report_write_trace(sink);
   bool const ok = std::fclose(f) == 0 && sink.ok();
-  if (!ok) std::fprintf(stderr, "nsightkit report: writing the trace to '%s' failed\n", path.c_str());
+  if (!ok)
+    std::fprintf(stderr, "nsightkit report: writing the trace to '%s' failed\n", path.c_str());
   return ok;
 }
 

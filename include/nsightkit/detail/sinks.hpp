@@ -18,9 +18,9 @@ namespace detail {
 
 /// What a sink learns when a range begins or a mark is emitted.
 struct RangeBegin {
-  char const* domain;           ///< domain name; "" for NVTX's global domain
-  std::string_view name;        ///< range name; valid only during the call
-  Attributes const* attributes; ///< never null
+  char const* domain;            ///< domain name; "" for NVTX's global domain
+  std::string_view name;         ///< range name; valid only during the call
+  Attributes const* attributes;  ///< never null
 };
 
 /// Interface of an in-process consumer. Calls come from the thread that emits the event and must
