@@ -46,8 +46,19 @@ TEST_CASE("a CUDA call without a usable driver is an error, not a crash") {
   int n = -1;
   cudaError_t const status = cudaGetDeviceCount(&n);
   if (status == cudaSuccess) {
-    SUCCEED("a driver is present here; the no-driver path is covered on the CPU CI");
+    // A driver is present (the no-driver path runs on the CPU CI): the checked call succeeds too
+    // and reports the same devices.
+    int checked = -1;
+    REQUIRE_NOTHROW(NSIGHTKIT_CUDA_CHECK(cudaGetDeviceCount(&checked)));
+    CHECK(checked == n);
     return;
   }
-  REQUIRE_THROWS_AS(NSIGHTKIT_CUDA_CHECK(cudaGetDeviceCount(&n)), nsightkit::CudaError);
+  CHECK(n <= 0);
+  try {
+    NSIGHTKIT_CUDA_CHECK(cudaGetDeviceCount(&n));
+    FAIL("cudaGetDeviceCount succeeded after failing");
+  } catch (nsightkit::CudaError const& e) {
+    CHECK(e.code() == status);
+    CHECK_THAT(e.what(), Catch::Contains("cudaGetDeviceCount(&n)"));
+  }
 }

@@ -183,20 +183,37 @@ TEST_CASE("a removed hook's captures may die right after remove() while modules 
   REQUIRE(Recorder::installed());
   Net net;
   std::atomic<bool> stop{false};
+  std::atomic<long> forwards{0};
   std::thread worker{[&] {
-    while (!stop.load()) (void)net.forward(2);
+    while (!stop.load()) {
+      (void)net.forward(2);
+      ++forwards;
+    }
   }};
+  // Waits (bounded) until `done()`; false on time-out.
+  auto wait_for = [](auto done) {
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::yield();
+    }
+    return true;
+  };
   for (int i = 0; i < 200; ++i) {
     auto local = std::make_unique<std::atomic<int>>(0);  // dies right after the handle
     {
       auto h = nsk::add_pre_hook([p = local.get()](ModuleInfo const&) { p->fetch_add(1); });
-      std::this_thread::yield();
+      REQUIRE(wait_for([&] { return local->load() > 0; }));  // the hook runs on the worker
     }
+    // remove() has returned: the hook never runs again, even while the worker keeps going.
+    int const calls = local->load();
+    long const seen = forwards.load();
+    REQUIRE(wait_for([&] { return forwards.load() >= seen + 2; }));
+    REQUIRE(local->load() == calls);
     local.reset();  // a hook still running here would be a use after free (ASan/TSan)
   }
   stop = true;
   worker.join();
-  SUCCEED("no use after free, no race");
 }
 
 TEST_CASE("module domain switched while threads run: every scope pops where it pushed") {
