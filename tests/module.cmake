@@ -1,9 +1,9 @@
 # Module hooks (module.hpp): Recorder tests, the same tests compiled with NSIGHTKIT_DISABLE, the
 # concurrency tests (label tsan: CI runs them in a -fsanitize=thread build) and the GPU test.
-# module_alloc_counter.cpp replaces operator new (counts allocations); it uses no nsightkit, so the
+# alloc_counter.cpp replaces operator new (counts allocations); it uses no nsightkit, so the
 # DISABLED definition it receives as a source of test_module_disabled changes nothing.
-nsightkit_add_test(test_module SOURCES test_module.cpp module_alloc_counter.cpp)
-nsightkit_add_test(test_module_disabled SOURCES test_module_disabled.cpp module_alloc_counter.cpp DISABLED)
+nsightkit_add_test(test_module SOURCES test_module.cpp alloc_counter.cpp)
+nsightkit_add_test(test_module_disabled SOURCES test_module_disabled.cpp alloc_counter.cpp DISABLED)
 nsightkit_add_test(test_module_threads SOURCES test_module_threads.cpp LABELS tsan)
 nsightkit_add_gpu_test(test_module_gpu SOURCES gpu/test_module_gpu.cu)
 

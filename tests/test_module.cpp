@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-// Allocation counter (module_alloc_counter.cpp replaces operator new): proves the per-call path
+// Allocation counter (alloc_counter.cpp replaces operator new): proves the per-call path
 // allocates nothing once a model's paths are known.
 namespace nsk_test {
 extern std::atomic<bool> count_allocations;

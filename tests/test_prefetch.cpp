@@ -33,11 +33,11 @@
 #include <utility>
 #include <vector>
 
-// ---- allocation counting (prefetch_alloc_counter.cpp replaces operator new) -------------------
+// ---- allocation counting (alloc_counter.cpp replaces operator new) -------------------
 namespace nsk_test {
-extern std::atomic<bool> prefetch_count_allocations;
-extern std::atomic<long> prefetch_allocations;
-extern bool const prefetch_allocation_counting;
+extern std::atomic<bool> count_allocations;
+extern std::atomic<long> allocations;
+extern bool const allocation_counting;
 }  // namespace nsk_test
 
 // ---- a fake GPU -------------------------------------------------------------------------------
@@ -887,7 +887,7 @@ struct NullBackend {
 }  // namespace
 
 TEST_CASE("no allocation per batch in the steady state") {
-  if (!nsk_test::prefetch_allocation_counting) {
+  if (!nsk_test::allocation_counting) {
     FAIL(
         "allocation counting is unavailable in this build (a sanitizer runtime replaces operator "
         "new); run this test in a build without ThreadSanitizer");
@@ -908,14 +908,14 @@ TEST_CASE("no allocation per batch in the steady state") {
   for (auto& b : core) {
     sum += b.device();
     if (b.index() == 10) {
-      nsk_test::prefetch_allocations = 0;
-      nsk_test::prefetch_count_allocations = true;  // from here on: the steady state
+      nsk_test::allocations = 0;
+      nsk_test::count_allocations = true;  // from here on: the steady state
     }
-    if (nsk_test::prefetch_count_allocations) ++counted_batches;
+    if (nsk_test::count_allocations) ++counted_batches;
   }
-  nsk_test::prefetch_count_allocations = false;
+  nsk_test::count_allocations = false;
   CHECK(counted_batches == 1990);
-  CHECK(nsk_test::prefetch_allocations.load() == 0);
+  CHECK(nsk_test::allocations.load() == 0);
   CHECK(sum == 1999L * 2000L / 2);
 }
 

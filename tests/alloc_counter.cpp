@@ -1,9 +1,9 @@
-// Replaces the global operator new/delete of the module test executables so a test can count the
-// heap allocations of a code region. Every non-aligned form is replaced, so that under
-// AddressSanitizer no allocation made by the sanitizer's own operator new reaches these deletes.
-// In its own translation unit so the compiler cannot pair the malloc/free inside with inlined
-// new/delete expressions elsewhere. Not under ThreadSanitizer with clang: its static runtime
-// defines the same symbols (the counting test then says it was not checked).
+// Replaces the global operator new/delete of a test executable (test_module, test_prefetch) so
+// a test can count the heap allocations of a code region. Every non-aligned form is replaced, so
+// that under AddressSanitizer no allocation made by the sanitizer's own operator new reaches
+// these deletes. In its own translation unit so the compiler cannot pair the malloc/free inside
+// with inlined new/delete expressions elsewhere. Not under ThreadSanitizer or MemorySanitizer:
+// their runtimes define the same symbols (allocation_counting is then false).
 #include <atomic>
 #include <cstdlib>
 #include <new>
