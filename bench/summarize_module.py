@@ -3,8 +3,11 @@
 call) baseline measured in the same process, median of the repetitions (CPU time).
 
 usage: summarize_module.py <label>=<file.json> [...]"""
-import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import summarize  # noqa: E402  (the same JSON reader as the range table)
 
 # (benchmark, baseline, what the ratio says)
 PAIRS = [
@@ -20,19 +23,7 @@ PAIRS = [
 
 
 def load(path):
-    with open(path) as f:
-        data = json.load(f)
-    times = {}
-    for b in data["benchmarks"]:
-        name = b.get("run_name", b["name"])
-        agg = b.get("aggregate_name")
-        if agg not in (None, "median"):
-            continue
-        if agg is None and name in times:
-            continue
-        scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}[b.get("time_unit", "ns")]
-        times[name] = b["cpu_time"] * scale
-    return times
+    return summarize.load(path)[1]
 
 
 def main(argv):
