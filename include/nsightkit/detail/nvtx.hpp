@@ -3,7 +3,8 @@
 // - "Is a tool listening?" is answered by the NVTX instance of this linkage unit itself: after
 //   initialisation, NVTX sets the function pointer of every call no tool handles to null, and a
 //   push through a null pointer is a no-op. So a null push pointer means a push would reach no
-//   one; nsightkit then skips formatting, string registration and the call itself.
+//   one; nsightkit then skips formatting, string registration and the call itself. The answer is
+//   read once, after initialisation, and kept in an atomic flag (see nvtx_push_state).
 // - Strings are registered once per domain and content (a registered string lets the tool skip
 //   copying the text and lets `nsys --capture-range=nvtx -p name@domain` match it).
 #pragma once
@@ -52,31 +53,38 @@ inline nvtxDomainHandle_t domain_handle() noexcept {
   return ::nvtx3::v1::domain::get<typename NvtxDomainOf<D>::type>();
 }
 
-/// Forces NVTX's one-time initialisation (tool attach) in this linkage unit.
-inline bool nvtx_initialize_once() noexcept {
-  static bool const done = (nvtxInitialize(nullptr), true);
-  return done;
-}
+/// Whether a tool handles pushes in this linkage unit, as last resolved: 0 = not yet known,
+/// 1 = no (NVTX nulled the push pointer at initialisation), 2 = yes. nsightkit answers the hot
+/// "is anyone listening?" question from this flag rather than from NVTX's function pointer: NVTX
+/// writes its pointers with plain stores while it initialises, so reading one from another thread
+/// at that moment is a data race (ThreadSanitizer reports it); the flag is written only after
+/// initialisation has finished, under a thread-safe static.
+inline std::atomic<unsigned char> nvtx_push_state{0};
 
-/// NVTX's push pointer of this linkage unit: null once NVTX is initialised with no tool handling
-/// pushes; NVTX's own initialisation trampoline before the first NVTX call; the tool's handler
-/// otherwise.
-inline bool nvtx_push_pointer_set() noexcept {
-  return NVTX_VERSIONED_IDENTIFIER(nvtxGlobals).nvtxDomainRangePushEx_impl_fnptr != nullptr;
+/// Runs NVTX's one-time initialisation (tool attach) in this linkage unit, once, and publishes
+/// whether pushes reach a tool. Every thread that has not yet seen the flag waits here until the
+/// initialisation is complete, so none reads NVTX's pointers while they are being written.
+NSIGHTKIT_DETAIL_NOINLINE inline bool nvtx_resolve_listening() noexcept {
+  static bool const listening = [] {
+    nvtxInitialize(nullptr);
+    return NVTX_VERSIONED_IDENTIFIER(nvtxGlobals).nvtxDomainRangePushEx_impl_fnptr != nullptr;
+  }();
+  nvtx_push_state.store(listening ? 2 : 1, std::memory_order_release);
+  return listening;
 }
 
 /// True when an NVTX tool handles pushes in this linkage unit. The common no-tool case is one
-/// load and one branch; the first call (or any call with a tool attached) makes sure NVTX is
-/// initialised (which attaches a tool, if any) before answering.
+/// load and one branch; the first call initialises NVTX (which attaches a tool, if any) before
+/// answering, and a named domain is created before its first use.
 template <class D>
 inline bool nvtx_listening() noexcept {
-  if (!nvtx_push_pointer_set()) return false;
-  if constexpr (std::is_same_v<D, GlobalDomain>) {
-    (void)nvtx_initialize_once();
-  } else {
-    (void)domain_handle<D>();  // creating a named domain initialises NVTX
+  auto const state = nvtx_push_state.load(std::memory_order_acquire);
+  if (state == 1) return false;
+  if (state == 0 && !nvtx_resolve_listening()) return false;
+  if constexpr (!std::is_same_v<D, GlobalDomain>) {
+    (void)domain_handle<D>();  // after initialisation, so creating it races with nothing
   }
-  return nvtx_push_pointer_set();
+  return true;
 }
 
 /// Per-domain table of registered strings, keyed by content. Bounded: past `capacity` distinct
