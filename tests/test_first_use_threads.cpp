@@ -31,9 +31,15 @@ TEST_CASE("the first NVTX use in the process comes from 8 threads at once") {
       // Every public entry point that may be the process's first NVTX call.
       switch (k % 4) {
         case 0: nsightkit::name_current_thread("first-use " + std::to_string(k)); break;
-        case 1: { nsightkit::ScopedRange r{"first {}", k}; } break;
-        case 2: { nsightkit::ScopedRangeIn<FirstUseDomain> r{"named domain"}; } break;
-        default: { nsightkit::ModuleScope m{"module"}; } break;
+        case 1: {
+          nsightkit::ScopedRange r{"first {}", k};
+        } break;
+        case 2: {
+          nsightkit::ScopedRangeIn<FirstUseDomain> r{"named domain"};
+        } break;
+        default: {
+          nsightkit::ModuleScope m{"module"};
+        } break;
       }
       for (int i = 0; i < 100; ++i) {
         nsightkit::ScopedRange r{"again {}", i};
