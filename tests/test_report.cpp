@@ -618,6 +618,7 @@ TEST_CASE("the trace holds metadata, one X event per range, marks and start/end 
   auto o = quiet();
   o.record_trace = true;
   Session session{o};
+  auto const origin = fake_now.load();  // enable() read the clock here: the zero of every ts
   nsightkit::name_current_thread("main thread");
   tick(5);
   {
@@ -649,6 +650,9 @@ TEST_CASE("the trace holds metadata, one X event per range, marks and start/end 
     REQUIRE(trace.find("\"ph\":\"i\",\"s\":\"t\",\"name\":\"m\"") != std::string::npos);
     REQUIRE(trace.find("\"ph\":\"b\",\"name\":\"io\"") != std::string::npos);
     REQUIRE(trace.find("\"ph\":\"e\",\"name\":\"io\"") != std::string::npos);
+    // The injected clock is not one other processes share: said, with its origin.
+    REQUIRE(trace.find("\"clock\":\"custom\",\"time_origin_ns\":" + std::to_string(origin) +
+                       "}") != std::string::npos);
   }
 }
 

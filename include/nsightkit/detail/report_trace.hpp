@@ -240,6 +240,7 @@ inline void report_write_trace(ReportTextSink& sink) {
   long const pid = rank ? static_cast<long>(rank->rank) : os_pid;
   std::string& out = sink.buffer();
   std::int64_t origin = 0;
+  bool steady = true;  // the default clock: CLOCK_MONOTONIC on Linux, shared by the host's processes
   std::uint64_t dropped = 0;
 
   std::vector<ReportThreadData*> threads;
@@ -247,6 +248,7 @@ inline void report_write_trace(ReportTextSink& sink) {
     if (!s->gpu_shutdown.load(std::memory_order_relaxed)) gpu_flush(*s);
     std::lock_guard<std::mutex> lock{s->mutex};
     origin = s->origin.load(std::memory_order_relaxed);
+    steady = s->clock.load(std::memory_order_relaxed) == nullptr;
     for (auto const& t : s->threads) threads.push_back(t.get());
   }
 
@@ -455,9 +457,10 @@ inline void report_write_trace(ReportTextSink& sink) {
   }
   fmt::format_to(std::back_inserter(out),
                  "\n],\"otherData\":{{\"producer\":\"nsightkit "
-                 "{}\",\"rank\":{},\"pid\":{},\"events_dropped\":{}}}}}\n",
+                 "{}\",\"rank\":{},\"pid\":{},\"events_dropped\":{},\"clock\":\"{}\","
+                 "\"time_origin_ns\":{}}}}}\n",
                  version_string, rank ? std::to_string(rank->rank) : std::string{"null"}, os_pid,
-                 dropped);
+                 dropped, steady ? "steady" : "custom", origin);
   sink.flush();
 }
 
