@@ -240,7 +240,8 @@ inline void report_write_trace(ReportTextSink& sink) {
   long const pid = rank ? static_cast<long>(rank->rank) : os_pid;
   std::string& out = sink.buffer();
   std::int64_t origin = 0;
-  bool steady = true;  // the default clock: CLOCK_MONOTONIC on Linux, shared by the host's processes
+  // The default clock is CLOCK_MONOTONIC on Linux, which the host's processes share.
+  bool steady = true;
   std::uint64_t dropped = 0;
 
   std::vector<ReportThreadData*> threads;
