@@ -28,6 +28,18 @@ std::size_t ParameterStore::size() const noexcept {
   return n;
 }
 
+namespace {
+GradientObserver* g_gradient_observer = nullptr;  // one training loop per process
+}  // namespace
+
+GradientObserver* set_gradient_observer(GradientObserver* observer) noexcept {
+  GradientObserver* const previous = g_gradient_observer;
+  g_gradient_observer = observer;
+  return previous;
+}
+
+GradientObserver* gradient_observer() noexcept { return g_gradient_observer; }
+
 void ParameterStore::allocate(Backend& backend) {
   if (allocated_) throw std::logic_error("ParameterStore::allocate() called twice");
   std::size_t const total = size();
@@ -128,31 +140,75 @@ Tensor const& Conv2d::backward(Tensor const& dy) {
 
 BatchNorm2d::BatchNorm2d(Backend& backend, ParameterStore& store, std::string const& name,
                          int channels, Layout layout, double eps, double momentum,
-                         double gamma_init)
-    : backend_{&backend}, eps_{eps}, momentum_{momentum} {
+                         double gamma_init, int groups)
+    : backend_{&backend}, eps_{eps}, momentum_{momentum}, groups_{groups} {
+  if (groups < 1) {
+    throw std::invalid_argument(name + ": batch-norm groups must be >= 1, got " +
+                                std::to_string(groups));
+  }
   Shape const cs{channels, 1, 1, 1};
   gamma_ = &store.add(name + ".gamma", cs, layout, Init{Init::Kind::constant, gamma_init}, false);
   beta_ = &store.add(name + ".beta", cs, layout, Init{Init::Kind::constant, 0.0}, false);
   running_mean_ = backend.empty(cs, layout);
   running_var_ = backend.empty(cs, layout);
-  saved_mean_ = backend.empty(cs, layout);
-  saved_invstd_ = backend.empty(cs, layout);
+  // One [c] slice of statistics per group.
+  saved_mean_ = backend.empty(Shape{channels * groups, 1, 1, 1}, layout);
+  saved_invstd_ = backend.empty(Shape{channels * groups, 1, 1, 1}, layout);
   backend.fill(running_mean_, 0.0);
   backend.fill(running_var_, 1.0);
+  if (groups > 1) {
+    dgamma_ = backend.empty(cs, layout);
+    dbeta_ = backend.empty(cs, layout);
+  }
 }
 
+namespace {
+/// Slice `g` of `groups` equal slices of t along n (n is outermost in NCHW and NHWC alike).
+Tensor batch_slice(Tensor const& t, int g, int groups) {
+  Shape s = t.shape();
+  s.n /= groups;
+  return t.view(static_cast<std::size_t>(g) * s.numel(), s, t.layout());
+}
+Tensor stats_slice(Tensor const& t, int g, int channels) {
+  return t.view(static_cast<std::size_t>(g * channels), Shape{channels, 1, 1, 1}, t.layout());
+}
+}  // namespace
+
 Tensor const& BatchNorm2d::forward(Tensor const& x) {
+  if (x.shape().n % groups_ != 0) {
+    throw std::invalid_argument("batch norm: a batch of " + std::to_string(x.shape().n) +
+                                " does not split into " + std::to_string(groups_) +
+                                " equal groups (--bn-groups)");
+  }
   x_ = x;
   ensure(*backend_, y_, x.shape(), x.layout());
-  backend_->batchnorm_forward(x, gamma_->value, beta_->value, eps_, momentum_, running_mean_,
-                              running_var_, saved_mean_, saved_invstd_, y_);
+  int const c = x.shape().c;
+  for (int g = 0; g < groups_; ++g) {
+    Tensor mean = stats_slice(saved_mean_, g, c);
+    Tensor invstd = stats_slice(saved_invstd_, g, c);
+    Tensor y = batch_slice(y_, g, groups_);
+    backend_->batchnorm_forward(batch_slice(x, g, groups_), gamma_->value, beta_->value, eps_,
+                                momentum_, running_mean_, running_var_, mean, invstd, y);
+  }
   return y_;
 }
 
 Tensor const& BatchNorm2d::backward(Tensor const& dy) {
   ensure(*backend_, dx_, x_.shape(), x_.layout());
-  backend_->batchnorm_backward(x_, dy, gamma_->value, saved_mean_, saved_invstd_, dx_, gamma_->grad,
-                               beta_->grad);
+  int const c = x_.shape().c;
+  for (int g = 0; g < groups_; ++g) {
+    Tensor dx = batch_slice(dx_, g, groups_);
+    // The parameter gradients are sums over the batch: the groups' shares add up.
+    Tensor& dgamma = g == 0 ? gamma_->grad : dgamma_;
+    Tensor& dbeta = g == 0 ? beta_->grad : dbeta_;
+    backend_->batchnorm_backward(batch_slice(x_, g, groups_), batch_slice(dy, g, groups_),
+                                 gamma_->value, stats_slice(saved_mean_, g, c),
+                                 stats_slice(saved_invstd_, g, c), dx, dgamma, dbeta);
+    if (g > 0) {
+      backend_->add(gamma_->grad, dgamma_, gamma_->grad);
+      backend_->add(beta_->grad, dbeta_, beta_->grad);
+    }
+  }
   return dx_;
 }
 

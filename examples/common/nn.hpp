@@ -13,9 +13,11 @@
 
 #include <nsightkit/module.hpp>
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace nn {
@@ -109,6 +111,8 @@ class Conv2d {
   /// Computes the filter gradient; returns dx (an undefined tensor when input_grad is false).
   Tensor const& backward(Tensor const& dy);
   [[nodiscard]] Param& weight() noexcept { return *w_; }
+  /// The parameters whose gradients backward() writes.
+  [[nodiscard]] std::array<Param*, 1> params() const noexcept { return {w_}; }
 
  private:
   Backend* backend_;
@@ -119,22 +123,32 @@ class Conv2d {
 };
 
 /// Batch normalisation over n, h, w (training mode), with running statistics.
+///
+/// `groups` > 1 normalises each of `groups` equal slices of the batch with its own statistics
+/// ("ghost" batch norm): what data-parallel training on `groups` replicas computes, each replica
+/// normalising over its own share of the global batch (DDP without SyncBatchNorm). A single
+/// process with --bn-groups N therefore reproduces an N-rank run of the same global batch.
 class BatchNorm2d {
  public:
   BatchNorm2d(Backend& backend, ParameterStore& store, std::string const& name, int channels,
-              Layout layout, double eps = 1e-5, double momentum = 0.1, double gamma_init = 1.0);
+              Layout layout, double eps = 1e-5, double momentum = 0.1, double gamma_init = 1.0,
+              int groups = 1);
+  /// @throws std::invalid_argument when the batch does not split into `groups` equal slices.
   Tensor const& forward(Tensor const& x);
   Tensor const& backward(Tensor const& dy);
   [[nodiscard]] Tensor const& running_mean() const noexcept { return running_mean_; }
   [[nodiscard]] Tensor const& running_var() const noexcept { return running_var_; }
+  /// The parameters whose gradients backward() writes.
+  [[nodiscard]] std::array<Param*, 2> params() const noexcept { return {gamma_, beta_}; }
 
  private:
   Backend* backend_;
   Param* gamma_;
   Param* beta_;
   double eps_, momentum_;
+  int groups_;
   Tensor running_mean_, running_var_, saved_mean_, saved_invstd_;
-  Tensor x_, y_, dx_;
+  Tensor x_, y_, dx_, dgamma_, dbeta_;  // dgamma_/dbeta_: one group's share (groups > 1)
 };
 
 /// max(x, 0).
@@ -180,6 +194,8 @@ class Linear {
   Linear(Backend& backend, ParameterStore& store, std::string const& name, int in, int out);
   Tensor const& forward(Tensor const& x);
   Tensor const& backward(Tensor const& dy);
+  /// The parameters whose gradients backward() writes.
+  [[nodiscard]] std::array<Param*, 2> params() const noexcept { return {w_, b_}; }
 
  private:
   Backend* backend_;
@@ -203,14 +219,49 @@ class SoftmaxCrossEntropy {
 };
 
 /**
+ * Told when a layer's backward has written its parameters' gradients: data-parallel training
+ * starts reducing a bucket of gradients as soon as all of its parameters are done, while the
+ * backward pass goes on (see resnet_training/gradient_sync.hpp).
+ */
+class GradientObserver {
+ public:
+  virtual ~GradientObserver() = default;
+  /// `p.grad` holds this step's gradient (queued on the backend's stream).
+  virtual void ready(Param& p) = 0;
+};
+
+/// The observer nn::backward() notifies; nullptr (the default) for none. Returns the previous one.
+GradientObserver* set_gradient_observer(GradientObserver* observer) noexcept;
+GradientObserver* gradient_observer() noexcept;
+
+namespace detail {
+template <class M, class = void>
+struct HasParams : std::false_type {};
+template <class M>
+struct HasParams<M, std::void_t<decltype(std::declval<M&>().params())>> : std::true_type {};
+}  // namespace detail
+
+/**
  * Runs a hooked module's backward inside the module's scope, so backward kernels sit under the
  * same path as forward ones ("backward/stage2/block0/conv1" in the report;
- * `ncu --nvtx-include "nsightkit@stage2/block0/"` selects both directions).
+ * `ncu --nvtx-include "nsightkit@stage2/block0/"` selects both directions). For a layer with
+ * parameters it then tells the gradient observer, outside the layer's scope.
  */
 template <class M, class... A>
 decltype(auto) backward(nsightkit::Hooked<M>& module, A&&... args) {
-  nsightkit::ModuleScope const scope{module.name()};
-  return module->backward(std::forward<A>(args)...);
+  if constexpr (detail::HasParams<M>::value) {
+    decltype(auto) dx = [&]() -> decltype(auto) {
+      nsightkit::ModuleScope const scope{module.name()};
+      return module->backward(std::forward<A>(args)...);
+    }();
+    if (GradientObserver* o = gradient_observer()) {
+      for (Param* p : module->params()) o->ready(*p);
+    }
+    return dx;
+  } else {
+    nsightkit::ModuleScope const scope{module.name()};
+    return module->backward(std::forward<A>(args)...);
+  }
 }
 
 }  // namespace nn

@@ -102,6 +102,31 @@ struct Parser {
     args.add_switch("no-prefetch", "copy each batch on the compute stream (the CPU's only mode)",
                     &c.prefetch, false);
 
+    args.add_section(
+        "Data-parallel (one process per GPU, started by tools/nsightkit_launch.py, which sets\n"
+        "RANK, WORLD_SIZE, LOCAL_RANK and NSIGHTKIT_RENDEZVOUS; --batch is per rank):");
+    args.add_int("bn-groups", "N",
+                 "batch-norm statistics over N equal slices of the batch (default 1); a single\n"
+                 "process with --bn-groups N reproduces N ranks of the same global batch",
+                 &c.bn_groups, 1, 65536);
+    args.add_int("bucket-kb", "N", "gradients all-reduced in buckets of about N KiB (default 1024)",
+                 &c.bucket_kb, 1, 1 << 20);
+    args.add_switch("no-overlap",
+                    "all-reduce the gradients after the backward pass instead of during it",
+                    &c.overlap, false);
+    args.add_double("dist-timeout", "S",
+                    "give up after S seconds without progress from another rank (default 120)",
+                    &c.dist_timeout, 1.0, 86400.0);
+    args.add_int("slow-rank", "R", "make rank R a straggler (with --slow-ms)", &c.slow_rank, 0,
+                 65535);
+    args.add_int("slow-ms", "MS", "milliseconds rank --slow-rank sleeps in every forward pass",
+                 &c.slow_ms, 1, 600000);
+    args.add_int("die-rank", "R",
+                 "fault-handling demo: rank R exits abruptly (exit code 3, no clean-up) at step\n"
+                 "--die-step; the other ranks must fail with a clear error, not hang",
+                 &c.die_rank, 0, 65535);
+    args.add_int("die-step", "N", "the step at which --die-rank exits", &c.die_step, 0, 10000000);
+
     args.add_section("Output:");
     args.add_string("report", "SPEC",
                     "the report, in NSIGHTKIT_REPORT's grammar: table[=stdout|stderr|PATH],\n"
@@ -201,6 +226,19 @@ void resolve(Parser& p, bool (*cuda_probe)(std::string*)) {
     usage_error(std::string{"--image-size: "} + e.what());
   }
   if (c.log_every == 0) c.log_every = c.steps >= 10 ? c.steps / 10 : 1;
+  if (c.batch % c.bn_groups != 0) {
+    usage_error("--bn-groups: a batch of " + std::to_string(c.batch) + " does not split into " +
+                std::to_string(c.bn_groups) + " equal slices");
+  }
+  if (p.args.given("die-rank") != p.args.given("die-step")) {
+    usage_error(std::string{p.args.given("die-rank") ? "--die-rank" : "--die-step"} + " needs " +
+                (p.args.given("die-rank") ? "--die-step" : "--die-rank") + " too");
+  }
+  if (p.args.given("slow-rank") != p.args.given("slow-ms")) {
+    usage_error(std::string{p.args.given("slow-rank") ? "--slow-rank" : "--slow-ms"} + " needs " +
+                (p.args.given("slow-rank") ? "--slow-ms" : "--slow-rank") +
+                " too (which rank sleeps, and how long per step)");
+  }
 }
 
 }  // namespace

@@ -41,6 +41,16 @@ struct Config {
   bool pinned{false};
   bool prefetch{false};
 
+  // Data-parallel (several ranks; see distributed.hpp). --batch is per rank.
+  int bn_groups{1};     ///< batch-norm statistics per slice of the batch (nn::BatchNorm2d)
+  int bucket_kb{1024};  ///< gradient bucket size
+  bool overlap{true};   ///< reduce buckets during the backward pass
+  double dist_timeout{120.0};
+  int slow_rank{-1};  ///< this rank sleeps slow_ms per step (a straggler, for the report)
+  int slow_ms{0};
+  int die_rank{-1};  ///< this rank exits abruptly at die_step (fault-handling demo)
+  int die_step{-1};
+
   // Output.
   std::string report{"table=stdout"};  ///< NSIGHTKIT_REPORT grammar; "off" for none
   bool report_given{false};

@@ -138,6 +138,10 @@ Loader::Loader(DataSpec const& data, LoaderOptions const& options, HostAllocator
   if (options.workers < 0) throw std::invalid_argument("loader: workers must be >= 0");
   if (options.prefetch_factor < 1)
     throw std::invalid_argument("loader: prefetch factor must be >= 1");
+  if (options.shards < 1 || options.shard < 0 || options.shard >= options.shards) {
+    throw std::invalid_argument("loader: shard " + std::to_string(options.shard) + " of " +
+                                std::to_string(options.shards) + " is not a valid slice");
+  }
   if (data.channels < 1 || data.classes < 2 || data.image_size < 1) {
     throw std::invalid_argument("loader: bad data spec");
   }
@@ -175,7 +179,12 @@ HostBatch Loader::produce(std::int64_t index) {
   b.labels = reinterpret_cast<std::int32_t*>(base + b.image_bytes);
   std::size_t const per_image =
       b.image_bytes / static_cast<std::size_t>(options_.batch) / sizeof(float);
-  auto const first = static_cast<std::uint64_t>(index) * static_cast<std::uint64_t>(options_.batch);
+  // Data-parallel: batch `index` of this rank is slice `shard` of global batch `index`, so the
+  // ranks together see exactly what one process with `shards` times the batch sees.
+  auto const first =
+      (static_cast<std::uint64_t>(index) * static_cast<std::uint64_t>(options_.shards) +
+       static_cast<std::uint64_t>(options_.shard)) *
+      static_cast<std::uint64_t>(options_.batch);
   for (int j = 0; j < options_.batch; ++j) {
     auto const ju = static_cast<std::size_t>(j);
     b.labels[ju] = synthesize(data_, first + ju, b.images + ju * per_image);
@@ -184,7 +193,10 @@ HostBatch Loader::produce(std::int64_t index) {
 }
 
 void Loader::worker_main(int w) {
-  nsk::name_current_thread("loader worker " + std::to_string(w));
+  // Named with the rank in data-parallel runs: each rank's threads are told apart in a timeline.
+  nsk::name_current_thread(
+      (options_.shards > 1 ? "rank " + std::to_string(options_.shard) + " " : "") +
+      "loader worker " + std::to_string(w));
   auto& queue = *queues_[static_cast<std::size_t>(w)];
   for (std::int64_t index = w;; index += options_.workers) {
     {

@@ -76,6 +76,8 @@ struct LoaderOptions {
   int batch{32};
   int workers{0};          ///< 0: batches are made on the caller's thread, inside next()
   int prefetch_factor{2};  ///< batches each worker may have ready (PyTorch's default: 2)
+  int shard{0};            ///< data-parallel: this rank's slice of each global batch …
+  int shards{1};           ///< … of this many (the world size)
 };
 
 /**

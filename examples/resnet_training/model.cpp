@@ -11,6 +11,7 @@ void ModelSpec::validate(int image_size) const {
   if (width < 1) fail("width must be >= 1");
   if (stages < 1 || stages > 4) fail("stages must be in [1, 4]");
   if (blocks < 1) fail("blocks must be >= 1");
+  if (bn_groups < 1) fail("bn_groups must be >= 1");
   int const final_size = image_size >> (stages - 1);
   if (image_size < 2 || final_size < 1 || (final_size << (stages - 1)) != image_size) {
     fail("image size " + std::to_string(image_size) + " must be at least 2 and divisible by " +
@@ -27,9 +28,9 @@ std::string ModelSpec::describe() const {
 }
 
 Downsample::Downsample(nn::Backend& be, nn::ParameterStore& ps, std::string const& prefix, int in,
-                       int out, int stride, nn::Layout layout)
+                       int out, int stride, nn::Layout layout, int bn_groups)
     : conv_{"conv", be, ps, prefix + ".conv", in, out, 1, stride, 0, layout},
-      bn_{"bn", be, ps, prefix + ".bn", out, layout} {}
+      bn_{"bn", be, ps, prefix + ".bn", out, layout, 1e-5, 0.1, 1.0, bn_groups} {}
 
 nn::Tensor const& Downsample::forward(nn::Tensor const& x) { return bn_(conv_(x)); }
 
@@ -41,7 +42,7 @@ BasicBlock::BasicBlock(nn::Backend& be, nn::ParameterStore& ps, std::string cons
                        int out, int stride, ModelSpec const& spec)
     : be_{&be},
       conv1_{"conv1", be, ps, prefix + ".conv1", in, out, 3, stride, 1, spec.layout},
-      bn1_{"bn1", be, ps, prefix + ".bn1", out, spec.layout},
+      bn1_{"bn1", be, ps, prefix + ".bn1", out, spec.layout, 1e-5, 0.1, 1.0, spec.bn_groups},
       relu1_{"relu1", be},
       conv2_{"conv2", be, ps, prefix + ".conv2", out, out, 3, 1, 1, spec.layout},
       bn2_{"bn2",
@@ -52,11 +53,13 @@ BasicBlock::BasicBlock(nn::Backend& be, nn::ParameterStore& ps, std::string cons
            spec.layout,
            1e-5,
            0.1,
-           spec.zero_init_residual ? 0.0 : 1.0},
+           spec.zero_init_residual ? 0.0 : 1.0,
+           spec.bn_groups},
       add_{"add", be},
       relu2_{"relu2", be} {
   if (stride != 1 || in != out) {
-    downsample_.emplace("downsample", be, ps, prefix + ".downsample", in, out, stride, spec.layout);
+    downsample_.emplace("downsample", be, ps, prefix + ".downsample", in, out, stride, spec.layout,
+                        spec.bn_groups);
   }
 }
 
@@ -78,9 +81,10 @@ nn::Tensor const& BasicBlock::backward(nn::Tensor const& dy) {
   return dx_;
 }
 
-Stem::Stem(nn::Backend& be, nn::ParameterStore& ps, int in, int out, nn::Layout layout)
+Stem::Stem(nn::Backend& be, nn::ParameterStore& ps, int in, int out, nn::Layout layout,
+           int bn_groups)
     : conv_{"conv", be, ps, "stem.conv", in, out, 3, 1, 1, layout, false},
-      bn_{"bn", be, ps, "stem.bn", out, layout},
+      bn_{"bn", be, ps, "stem.bn", out, layout, 1e-5, 0.1, 1.0, bn_groups},
       relu_{"relu", be} {}
 
 nn::Tensor const& Stem::forward(nn::Tensor const& x) { return relu_(bn_(conv_(x))); }
@@ -113,7 +117,8 @@ nn::Tensor const& Stage::backward(nn::Tensor const& dy) {
 
 namespace {
 ModelSpec const& checked(ModelSpec const& spec) {
-  if (spec.stages < 1 || spec.stages > 4 || spec.width < 1 || spec.blocks < 1 || spec.classes < 2) {
+  if (spec.stages < 1 || spec.stages > 4 || spec.width < 1 || spec.blocks < 1 || spec.classes < 2 ||
+      spec.bn_groups < 1) {
     spec.validate(1 << 10);  // throws with the precise message
   }
   return spec;
@@ -122,7 +127,7 @@ ModelSpec const& checked(ModelSpec const& spec) {
 
 ResNet::ResNet(nn::Backend& be, nn::ParameterStore& ps, ModelSpec const& spec)
     : spec_{checked(spec)},
-      stem_{"stem", be, ps, spec.in_channels, spec.width, spec.layout},
+      stem_{"stem", be, ps, spec.in_channels, spec.width, spec.layout, spec.bn_groups},
       pool_{"pool", be},
       fc_{"fc", be, ps, "fc", spec.width << (spec.stages - 1), spec.classes},
       loss_{"loss", be} {

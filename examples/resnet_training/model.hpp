@@ -37,6 +37,9 @@ struct ModelSpec {
   /// Start each block's last batch-norm scale at 0 (Goyal et al. 2017): blocks begin as the
   /// identity. Off for gradient checks, where it would zero the gradients of the block's convs.
   bool zero_init_residual{true};
+  /// Batch-norm statistics over this many equal slices of the batch (nn::BatchNorm2d): 1 for
+  /// ordinary batch norm; N reproduces an N-rank data-parallel run of the same global batch.
+  int bn_groups{1};
 
   /// Throws std::invalid_argument naming the bad field (or an image too small for the stages).
   void validate(int image_size) const;
@@ -48,7 +51,7 @@ struct ModelSpec {
 class Downsample {
  public:
   Downsample(nn::Backend& be, nn::ParameterStore& ps, std::string const& prefix, int in, int out,
-             int stride, nn::Layout layout);
+             int stride, nn::Layout layout, int bn_groups);
   nn::Tensor const& forward(nn::Tensor const& x);
   nn::Tensor const& backward(nn::Tensor const& dy);
 
@@ -81,7 +84,7 @@ class BasicBlock {
 /// 3x3 convolution + batch norm + ReLU on the images.
 class Stem {
  public:
-  Stem(nn::Backend& be, nn::ParameterStore& ps, int in, int out, nn::Layout layout);
+  Stem(nn::Backend& be, nn::ParameterStore& ps, int in, int out, nn::Layout layout, int bn_groups);
   nn::Tensor const& forward(nn::Tensor const& x);
   void backward(nn::Tensor const& dy);  // no gradient for the images
 

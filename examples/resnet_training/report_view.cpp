@@ -3,6 +3,7 @@
 #include <nsightkit/report.hpp>
 
 #include <string>
+#include <string_view>
 
 namespace resnet {
 namespace {
@@ -10,6 +11,9 @@ namespace nsk = nsightkit;
 
 /// The step's top-level ranges, in the order the breakdown lists them.
 constexpr char const* kPhases[] = {"data", "h2d", "forward", "backward", "optimizer", "sync"};
+/// Data-parallel runs only: the part of "backward" spent reducing (the host's share; on the GPU
+/// the reductions run on their own stream) and the reduction of the step's loss and accuracy.
+constexpr char const* kParallel[] = {"backward/gradient sync", "allreduce metrics"};
 
 void say_unavailable(std::FILE* out) {
   std::fprintf(out, "report:   unavailable (instrumentation compiled out: NSIGHTKIT_DISABLE)\n");
@@ -44,12 +48,23 @@ void print_breakdown(std::FILE* out, nsk::ReportSnapshot const& snap) {
   }
   // One line for scripts: name=cpu_ms/gpu_ms ("-" where no GPU time was measured).
   std::fprintf(out, "%s\n", line.c_str());
+  for (char const* path : kParallel) {
+    nsk::PathStats const* row = snap.find(path);
+    if (row == nullptr) continue;
+    std::fprintf(out, "  of which %s: %.3f ms CPU", path,
+                 static_cast<double>(row->cpu.total_ns) / steps / 1e6);
+    if (row->gpu.count > 0 && std::string_view{path}.substr(0, 9) == "allreduce") {
+      std::fprintf(out, ", %.3f ms GPU (NCCL stream, including the wait for the other ranks)",
+                   static_cast<double>(row->gpu.total_ns) / steps / 1e6);
+    }
+    std::fprintf(out, "\n");
+  }
   if (!snap.gpu.error.empty()) std::fprintf(out, "GPU timing: %s\n", snap.gpu.error.c_str());
 }
 
 }  // namespace
 
-ReportSetup setup_report(Config const& cfg, std::FILE* out) {
+ReportSetup setup_report(Config const& cfg, std::FILE* out, int rank) {
   if (cfg.report_given) {
     std::string why;
     auto options = nsk::ReportOptions::try_parse(cfg.report, &why);
@@ -63,6 +78,7 @@ ReportSetup setup_report(Config const& cfg, std::FILE* out) {
     return {on, on};
   }
   if (nsk::Report::is_enabled()) return {true, false};  // NSIGHTKIT_REPORT: it writes at exit
+  if (rank != 0) return {};
   auto options = nsk::ReportOptions::parse("table=stdout");
   options.at_exit = false;
   bool const on = nsk::Report::enable(options);

@@ -14,7 +14,9 @@ struct ReportSetup {
 };
 
 /// Turns the report on as --report (or NSIGHTKIT_REPORT, or the default table=stdout) says.
-ReportSetup setup_report(Config const& config, std::FILE* out);
+/// The default table is rank 0's alone: other ranks record only when told (--report, with
+/// files named per rank, or NSIGHTKIT_REPORT).
+ReportSetup setup_report(Config const& config, std::FILE* out, int rank = 0);
 
 /// Drops what the report collected (end of warm-up).
 void reset_report();

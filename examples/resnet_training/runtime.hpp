@@ -57,6 +57,12 @@ class Runtime {
 
   /// Waits until all queued device work has finished.
   virtual void finish() = 0;
+
+  /// Installs a function called while the host waits for the device (about every millisecond,
+  /// with the seconds waited so far); it may throw to give up. Data-parallel training installs
+  /// its communicator's watchdog, so a dead peer rank cannot block a wait forever. The CPU
+  /// runtime never waits for a device and ignores it.
+  virtual void set_watchdog(std::function<void(double)> watchdog) { (void)watchdog; }
 };
 
 struct RuntimeOptions {
@@ -69,6 +75,7 @@ struct RuntimeOptions {
   bool tf32{true};             ///< CUDA: TF32 tensor-core math
   bool cudnn_benchmark{true};  ///< CUDA: time cuDNN's convolution algorithms (cudnnFind)
   int device{0};               ///< CUDA device ordinal
+  std::string name_prefix;     ///< put before stream names ("rank 1 "), for data-parallel runs
 };
 
 /// The CPU runtime: pageable host memory, the "h2d" step is a memcpy into the model's input.

@@ -19,10 +19,12 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
+#include <chrono>
 #include <deque>
 #include <new>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 namespace resnet {
 namespace {
@@ -73,7 +75,7 @@ class CudaRuntime final : public Runtime {
     bo.benchmark = o.cudnn_benchmark;
     backend_ = nn::make_cuda_backend(bo);
     compute_ = static_cast<cudaStream_t>(backend_->stream_handle());
-    nsk::name_stream(compute_, "compute");
+    nsk::name_stream(compute_, (o.name_prefix + "compute").c_str());
     if (o.pinned) {
       allocator_ = std::make_unique<PinnedAllocator>();
     } else {
@@ -85,6 +87,7 @@ class CudaRuntime final : public Runtime {
     ring_.reset(static_cast<float*>(ring));
     for (auto& e : events_)
       NSIGHTKIT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    NSIGHTKIT_CUDA_CHECK(cudaEventCreateWithFlags(&finished_, cudaEventDisableTiming));
     ring_step_.fill(-1);
     if (!o.prefetch) batch_ = make_slot();
   }
@@ -94,6 +97,7 @@ class CudaRuntime final : public Runtime {
     NSIGHTKIT_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(compute_));
     for (auto& e : events_)
       if (e != nullptr) NSIGHTKIT_CUDA_CHECK_NOTHROW(cudaEventDestroy(e));
+    if (finished_ != nullptr) NSIGHTKIT_CUDA_CHECK_NOTHROW(cudaEventDestroy(finished_));
   }
 
   [[nodiscard]] nn::Backend& backend() noexcept override { return *backend_; }
@@ -172,7 +176,7 @@ class CudaRuntime final : public Runtime {
     if (ring_step_[r] != step) {
       throw std::logic_error("wait_step: step " + std::to_string(step) + " not ended");
     }
-    NSIGHTKIT_CUDA_CHECK(cudaEventSynchronize(events_[r]));
+    wait_event(events_[r]);
     ring_step_[r] = -1;
     float const* v = ring_.get() + 2 * r;
     return StepMetrics{static_cast<double>(v[0]), static_cast<double>(v[1])};
@@ -183,9 +187,35 @@ class CudaRuntime final : public Runtime {
     body();
   }
 
-  void finish() override { NSIGHTKIT_CUDA_CHECK(cudaStreamSynchronize(compute_)); }
+  void finish() override {
+    NSIGHTKIT_CUDA_CHECK(cudaEventRecord(finished_, compute_));
+    wait_event(finished_);
+  }
+
+  void set_watchdog(std::function<void(double)> watchdog) override {
+    watchdog_ = std::move(watchdog);
+  }
 
  private:
+  /// Blocks until `e` has completed; with a watchdog, polls and lets it give up.
+  void wait_event(cudaEvent_t e) {
+    if (!watchdog_) {
+      NSIGHTKIT_CUDA_CHECK(cudaEventSynchronize(e));
+      return;
+    }
+    auto const t0 = std::chrono::steady_clock::now();
+    for (;;) {
+      cudaError_t const r = cudaEventQuery(e);
+      if (r == cudaSuccess) return;
+      if (r != cudaErrorNotReady) {  // an error: reported with a readable call
+        NSIGHTKIT_CUDA_CHECK(cudaEventSynchronize(e));
+        return;
+      }
+      watchdog_(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+
   static constexpr std::size_t kDepth = 2;
 
   DeviceBatch make_slot() {
@@ -210,6 +240,8 @@ class CudaRuntime final : public Runtime {
   std::unique_ptr<float, FreeHost> ring_;  // page-locked: step metrics copied back
   std::array<cudaEvent_t, kRing> events_{};
   std::array<std::int64_t, kRing> ring_step_{};
+  cudaEvent_t finished_{nullptr};
+  std::function<void(double)> watchdog_;
   std::function<HostBatch()> fetch_;
   DeviceBatch batch_;
   std::deque<HostBatch> pending_;

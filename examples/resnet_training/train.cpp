@@ -2,6 +2,7 @@
 
 #include "common/nn.hpp"
 #include "data.hpp"
+#include "distributed.hpp"
 #include "model.hpp"
 #include "report_view.hpp"
 #include "runtime.hpp"
@@ -13,8 +14,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <stdexcept>
+#include <thread>
 
 namespace resnet {
 namespace {
@@ -29,10 +34,31 @@ double mean_of(std::vector<StepRecord> const& v, std::size_t begin, std::size_t 
 
 }  // namespace
 
-RunResult train(Config const& cfg, std::FILE* out) {
+RunResult train(Config const& cfg, std::FILE* main_out) {
   RunResult result;
+  World const world = World::from_environment();
+  result.world_size = world.size;
+  if (cfg.die_rank >= world.size) {
+    throw std::runtime_error(
+        "--die-rank " + std::to_string(cfg.die_rank) +
+        " is not a rank of this run (WORLD_SIZE=" + std::to_string(world.size) + ")");
+  }
+  if (cfg.slow_rank >= world.size) {
+    throw std::runtime_error(
+        "--slow-rank " + std::to_string(cfg.slow_rank) +
+        " is not a rank of this run (WORLD_SIZE=" + std::to_string(world.size) + ")");
+  }
+  // Rank 0 speaks for the run; the others report only errors (and their report files).
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> null_out{nullptr, &std::fclose};
+  if (world.rank != 0) {
+    null_out.reset(std::fopen("/dev/null", "w"));
+    if (!null_out) throw std::runtime_error("cannot open /dev/null");
+  }
+  std::FILE* const out = world.rank == 0 ? main_out : null_out.get();
+  std::string const prefix =
+      world.distributed() ? "rank " + std::to_string(world.rank) + " " : std::string{};
   // First, so that the loader's worker threads are seen starting (and named).
-  ReportSetup const report = setup_report(cfg, out);
+  ReportSetup const report = setup_report(cfg, out, world.rank);
   result.report_enabled = report.on;
   RuntimeOptions ro;
   ro.batch = cfg.batch;
@@ -42,6 +68,8 @@ RunResult train(Config const& cfg, std::FILE* out) {
   ro.prefetch = cfg.prefetch;
   ro.tf32 = cfg.tf32;
   ro.cudnn_benchmark = cfg.cudnn_benchmark;
+  ro.device = world.local_rank;
+  ro.name_prefix = prefix;
   std::unique_ptr<Runtime> rt;
   if (cfg.device == nn::Device::cuda) {
 #if NSIGHTKIT_EXAMPLES_CUDA
@@ -56,18 +84,44 @@ RunResult train(Config const& cfg, std::FILE* out) {
   result.backend = be.describe();
   result.pipeline = rt->describe();
 
+  std::unique_ptr<Communicator> comm;
+  if (world.distributed()) {
+    CommOptions co;
+    co.timeout_s = cfg.dist_timeout;
+    if (cfg.device == nn::Device::cuda) {
+#if NSIGHTKIT_EXAMPLES_NCCL
+      comm = make_nccl_communicator(world, co, be.stream_handle(), world.local_rank);
+      nsk::name_cuda_device(world.local_rank,
+                            (prefix + "GPU " + std::to_string(world.local_rank)).c_str());
+#else
+      throw std::runtime_error("WORLD_SIZE=" + std::to_string(world.size) +
+                               ": this build of resnet_training has no NCCL (data-parallel "
+                               "training on CUDA needs it; the CPU backend needs nothing)");
+#endif
+    } else {
+      comm = make_host_communicator(world, co);
+    }
+    Communicator* const c = comm.get();
+    rt->set_watchdog([c](double waited) { c->watchdog(waited); });
+  }
+
   ModelSpec spec;
   spec.classes = cfg.classes;
   spec.width = cfg.width;
   spec.stages = cfg.stages;
   spec.blocks = cfg.blocks;
   spec.layout = cfg.layout;
+  spec.bn_groups = cfg.bn_groups;
   spec.validate(cfg.image_size);
   nn::ParameterStore params;
   ResNet model{be, params, spec};
   params.allocate(be);
   params.initialize(be, cfg.seed);
   nn::Sgd sgd{be, params, nn::Sgd::Options{cfg.lr, cfg.momentum, cfg.weight_decay}};
+  // Every rank starts from the same weights: they come from the same seed.
+  std::optional<GradientSync> sync;
+  if (comm)
+    sync.emplace(params, *comm, static_cast<std::size_t>(cfg.bucket_kb) * 1024, cfg.overlap);
 
   DataSpec data;
   data.image_size = cfg.image_size;
@@ -78,6 +132,8 @@ RunResult train(Config const& cfg, std::FILE* out) {
   LoaderOptions lo;
   lo.batch = cfg.batch;
   lo.workers = cfg.workers;
+  lo.shard = world.rank;
+  lo.shards = world.size;
   Loader loader{data, lo, rt->host_allocator()};
   // The seeds' "monkey patch" of the DataLoader's fetch: every call is a module scope "data".
   auto fetch = nsk::instrument([&loader] { return loader.next(); }, "data");
@@ -94,6 +150,11 @@ RunResult train(Config const& cfg, std::FILE* out) {
   std::fprintf(out, "pipeline: %s\n", rt->describe().c_str());
   std::fprintf(out, "training: %d steps (%d warm-up), SGD lr %g momentum %g weight decay %g\n",
                cfg.steps, cfg.warmup, cfg.lr, cfg.momentum, cfg.weight_decay);
+  if (comm) {
+    std::fprintf(out, "parallel: %d ranks (one process each), global batch %d; %s;\n          %s\n",
+                 world.size, cfg.batch * world.size, comm->describe().c_str(),
+                 sync->describe().c_str());
+  }
   for (auto const& n : cfg.notes) std::fprintf(out, "note:     %s\n", n.c_str());
 
   // Skip the warm-up (cuDNN algorithm choice, allocations, the pools filling up), then capture
@@ -138,13 +199,20 @@ RunResult train(Config const& cfg, std::FILE* out) {
     }
   };
 
-  nsk::name_current_thread("train");
+  nsk::name_current_thread((prefix + "train").c_str());
+  bool const straggler = world.distributed() && world.rank == cfg.slow_rank;
   Clock::time_point t0 = Clock::now();
   for (int step = 0; step < cfg.steps; ++step) {
     if (step == cfg.warmup) {
       rt->finish();  // measure from an idle GPU
       if (report.on && cfg.reset_report_after_warmup) reset_report();
       t0 = Clock::now();
+    }
+    if (world.rank == cfg.die_rank && step == cfg.die_step) {
+      std::fprintf(stderr, "resnet_training: rank %d: --die-rank: exiting abruptly at step %d\n",
+                   world.rank, step);
+      std::fflush(stderr);
+      std::_Exit(3);  // no destructors, no goodbye to the other ranks: as a crash
     }
     auto s = window.step();  // NVTX range "step N"; capture edges
     result.steps[static_cast<std::size_t>(step)].phase = nsk::to_string(s.phase());
@@ -155,15 +223,24 @@ RunResult train(Config const& cfg, std::FILE* out) {
           metrics.view(static_cast<std::size_t>(step) * 2, nn::Shape{2, 1, 1, 1}, nn::Layout::nchw);
       {
         nsk::ScopedRange const r{"forward"};
+        // --slow-rank: a rank whose host falls behind (slow input, a noisy neighbour) holds
+        // every other rank back at the next all-reduce.
+        if (straggler) std::this_thread::sleep_for(std::chrono::milliseconds(cfg.slow_ms));
         model.forward(in.images, in.labels, m);
       }
       {
         nsk::ScopedRange const r{"backward"};
+        if (sync) sync->begin_backward();
         model.backward();
+        if (sync) sync->end_backward();  // "backward/gradient sync"
       }
       {
         nsk::ScopedRange const r{"optimizer"};
         sgd.step();
+      }
+      if (comm) {  // the loss and accuracy of the global batch
+        comm->all_reduce_mean(static_cast<float*>(m.raw()), 2, "metrics");
+        comm->join();
       }
       rt->end_step(step, m);
       // The host waits for the previous step (as a loop printing loss.item() one step late
@@ -179,7 +256,7 @@ RunResult train(Config const& cfg, std::FILE* out) {
   result.measured_steps = cfg.steps - cfg.warmup;
   result.seconds = std::chrono::duration<double>(t1 - t0).count();
   result.images_per_second =
-      result.seconds > 0 ? result.measured_steps * batch / result.seconds : 0.0;
+      result.seconds > 0 ? result.measured_steps * batch * world.size / result.seconds : 0.0;
 
   std::size_t const n = std::max<std::size_t>(1, static_cast<std::size_t>(cfg.steps) / 5);
   std::size_t const all = result.steps.size();
@@ -214,8 +291,10 @@ void write_metrics_json(std::string const& path, Config const& cfg, RunResult co
   f.precision(9);
   f << "{\"format\":\"resnet_training-metrics\",\"version\":1,\n\"device\":\""
     << nn::to_string(cfg.device) << "\",\"layout\":\"" << nn::to_string(cfg.layout)
-    << "\",\"batch\":" << cfg.batch << ",\"steps\":" << cfg.steps << ",\"warmup\":" << cfg.warmup
-    << ",\"workers\":" << cfg.workers << ",\"pinned\":" << (cfg.pinned ? "true" : "false")
+    << "\",\"batch\":" << cfg.batch << ",\"world_size\":" << r.world_size
+    << ",\"global_batch\":" << cfg.batch * r.world_size << ",\"bn_groups\":" << cfg.bn_groups
+    << ",\"steps\":" << cfg.steps << ",\"warmup\":" << cfg.warmup << ",\"workers\":" << cfg.workers
+    << ",\"pinned\":" << (cfg.pinned ? "true" : "false")
     << ",\"prefetch\":" << (cfg.prefetch ? "true" : "false")
     << ",\"instrumentation\":" << (nsightkit::enabled ? "true" : "false")
     << ",\"report\":" << (r.report_enabled ? "true" : "false")

@@ -27,6 +27,7 @@ struct RunResult {
   std::string backend;   ///< Backend::describe()
   std::string pipeline;  ///< Runtime::describe()
   bool report_enabled{false};
+  int world_size{1};  ///< ranks of a data-parallel run (images_per_second counts them all)
 };
 
 /// Runs the configured training, printing progress, the summary and the report to `out`.
