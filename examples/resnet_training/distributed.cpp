@@ -74,7 +74,8 @@ GradientSync::GradientSync(nn::ParameterStore& store, Communicator& comm, std::s
       open.data = static_cast<float*>(p->grad.raw());
       open.count += p->grad.numel();
       ++open.params;
-      bucket_of_[p] = buckets_.size();
+      Slot const slot{buckets_.size(), bucket_of_.size()};
+      bucket_of_.emplace(p, slot);
       if (open.count * sizeof(float) >= bucket_bytes_) {
         buckets_.push_back(open);
         open = Bucket{};
@@ -93,6 +94,7 @@ void GradientSync::begin_backward() {
     b.pending = b.params;
     b.reduced = false;
   }
+  seen_.assign(bucket_of_.size(), false);
   previous_ = nn::set_gradient_observer(this);
   active_ = true;
 }
@@ -100,12 +102,14 @@ void GradientSync::begin_backward() {
 void GradientSync::ready(nn::Param& p) {
   auto const it = bucket_of_.find(&p);
   if (it == bucket_of_.end()) return;  // not a parameter of this store
-  Bucket& b = buckets_[it->second];
-  if (b.pending == 0) {
+  if (!active_) return;  // outside begin_backward() … end_backward()
+  if (seen_[it->second.param]) {
+    // Its bucket may already be on the wire: a second gradient would be lost or raced.
     throw std::logic_error("gradient sync: " + p.name +
                            " reported twice in one backward pass (is a layer used twice?)");
   }
-  if (--b.pending == 0 && overlap_) reduce(it->second);
+  seen_[it->second.param] = true;
+  if (--buckets_[it->second.bucket].pending == 0 && overlap_) reduce(it->second.bucket);
 }
 
 void GradientSync::end_backward() {

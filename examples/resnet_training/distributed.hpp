@@ -120,7 +120,12 @@ class GradientSync final : public nn::GradientObserver {
   bool overlap_;
   std::size_t bucket_bytes_;
   std::vector<Bucket> buckets_;
-  std::unordered_map<nn::Param const*, std::size_t> bucket_of_;
+  struct Slot {
+    std::size_t bucket;
+    std::size_t param;  // index into seen_
+  };
+  std::unordered_map<nn::Param const*, Slot> bucket_of_;
+  std::vector<bool> seen_;
   nn::GradientObserver* previous_{nullptr};
   bool active_{false};
 };

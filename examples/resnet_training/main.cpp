@@ -4,6 +4,8 @@
 #include "config.hpp"
 #include "train.hpp"
 
+#include <nsightkit/report.hpp>
+
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -17,7 +19,9 @@ int main(int argc, char** argv) {
   try {
     resnet::RunResult const result = resnet::train(parsed.config, stdout);
     if (!parsed.config.metrics_path.empty()) {
-      resnet::write_metrics_json(parsed.config.metrics_path, parsed.config, result);
+      // One file per rank in data-parallel runs, named as the report's ("m.rank1.json").
+      resnet::write_metrics_json(nsightkit::Report::output_path(parsed.config.metrics_path),
+                                 parsed.config, result);
     }
   } catch (std::bad_alloc const&) {
     std::fflush(stdout);

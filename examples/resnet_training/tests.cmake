@@ -3,6 +3,8 @@
 # tests/CMakeLists.txt. Needs the resnet_training targets (defined before the include).
 #   test_resnet_gradcheck  every parameter gradient of a tiny ResNet vs finite differences (f64)
 #   test_resnet_model      module ranges through the NVTX Recorder, layouts, loader, command line
+#   test_resnet_parallel   data-parallel pieces: gradient buckets, launcher variables, batch-norm
+#                          groups, the loopback TCP communicator (ranks as threads)
 #   resnet_training_ci     the program on the CPU for a few steps, checked through its report
 #                          JSON and metrics JSON (module paths, capture steps, falling loss)
 #   test_resnet_cuda       (label gpu) CUDA vs CPU backend; every input pipeline trains the same
@@ -22,6 +24,8 @@ nsightkit_add_test(test_resnet_gradcheck SOURCES ${_resnet_dir}/tests/test_gradc
   NO_RECORDER LIBRARIES resnet_training_lib)
 nsightkit_add_test(test_resnet_model SOURCES ${_resnet_dir}/tests/test_model.cpp
   LIBRARIES resnet_training_lib)
+nsightkit_add_test(test_resnet_parallel SOURCES ${_resnet_dir}/tests/test_parallel.cpp
+  NO_RECORDER LIBRARIES resnet_training_lib)
 
 set(_resnet_ci_flags "")
 if(NSIGHTKIT_DISABLE)
