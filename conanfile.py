@@ -61,7 +61,14 @@ class NsightkitConan(ConanFile):
     settings = "os", "arch", "compiler", "build_type"
     options = {"disable": [True, False]}
     default_options = {"disable": False}
-    exports_sources = "CMakeLists.txt", "cmake/*", "include/*", "LICENSE*"
+    exports_sources = (
+        "CMakeLists.txt",
+        "cmake/*",
+        "include/*",
+        "LICENSE*",
+        "tools/nsightkit_launch.py",
+        "tools/nsightkit_merge.py",
+    )
     no_copy_source = True
 
     def set_version(self):

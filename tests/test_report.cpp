@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -653,6 +654,30 @@ TEST_CASE("the trace holds metadata, one X event per range, marks and start/end 
     // The injected clock is not one other processes share: said, with its origin.
     REQUIRE(trace.find("\"clock\":\"custom\",\"time_origin_ns\":" + std::to_string(origin) + "}") !=
             std::string::npos);
+  }
+}
+
+TEST_CASE("a range's payload is in its trace event - NaN becomes null") {
+  auto o = quiet();
+  o.record_trace = true;
+  Session session{o};
+  {
+    ScopedRange bytes{nsightkit::Attributes{nsightkit::Payload{std::uint64_t{1} << 40}}, "copy"};
+    tick(10);
+  }
+  { ScopedRange loss{nsightkit::Attributes{nsightkit::Payload{2.5}}, "loss"}; }
+  { ScopedRange delta{nsightkit::Attributes{nsightkit::Payload{-7}}, "delta"}; }
+  { ScopedRange bad{nsightkit::Attributes{nsightkit::Payload{std::nan("")}}, "bad"}; }
+  { ScopedRange plain{"plain"}; }
+  std::string const trace = Report::trace_json();
+  if (nsightkit::enabled) {
+    INFO(trace);
+    REQUIRE(trace.find("\"args\":{\"path\":\"copy\",\"payload\":1099511627776}") !=
+            std::string::npos);
+    REQUIRE(trace.find("\"args\":{\"path\":\"loss\",\"payload\":2.5}") != std::string::npos);
+    REQUIRE(trace.find("\"args\":{\"path\":\"delta\",\"payload\":-7}") != std::string::npos);
+    REQUIRE(trace.find("\"args\":{\"path\":\"bad\",\"payload\":null}") != std::string::npos);
+    REQUIRE(trace.find("\"args\":{\"path\":\"plain\"}") != std::string::npos);
   }
 }
 

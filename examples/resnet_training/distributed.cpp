@@ -102,7 +102,7 @@ void GradientSync::begin_backward() {
 void GradientSync::ready(nn::Param& p) {
   auto const it = bucket_of_.find(&p);
   if (it == bucket_of_.end()) return;  // not a parameter of this store
-  if (!active_) return;  // outside begin_backward() … end_backward()
+  if (!active_) return;                // outside begin_backward() … end_backward()
   if (seen_[it->second.param]) {
     // Its bucket may already be on the wire: a second gradient would be lost or raced.
     throw std::logic_error("gradient sync: " + p.name +
@@ -115,7 +115,9 @@ void GradientSync::ready(nn::Param& p) {
 void GradientSync::end_backward() {
   nn::set_gradient_observer(previous_);
   active_ = false;
-  nsightkit::ScopedRange const range{"gradient sync"};
+  // Named as a collective: the merge of per-rank reports counts it as waiting for other ranks
+  // (on the GPU the compute stream waits here for the NCCL stream), not as this rank's work.
+  nsightkit::ScopedRange const range{"allreduce wait"};
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
     if (!buckets_[b].reduced) reduce(b);
   }

@@ -13,7 +13,7 @@ namespace nsk = nsightkit;
 constexpr char const* kPhases[] = {"data", "h2d", "forward", "backward", "optimizer", "sync"};
 /// Data-parallel runs only: the part of "backward" spent reducing (the host's share; on the GPU
 /// the reductions run on their own stream) and the reduction of the step's loss and accuracy.
-constexpr char const* kParallel[] = {"backward/gradient sync", "allreduce metrics"};
+constexpr char const* kParallel[] = {"backward/allreduce wait", "allreduce metrics"};
 
 void say_unavailable(std::FILE* out) {
   std::fprintf(out, "report:   unavailable (instrumentation compiled out: NSIGHTKIT_DISABLE)\n");

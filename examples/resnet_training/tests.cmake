@@ -7,6 +7,8 @@
 #                          groups, the loopback TCP communicator (ranks as threads)
 #   resnet_training_ci     the program on the CPU for a few steps, checked through its report
 #                          JSON and metrics JSON (module paths, capture steps, falling loss)
+#   resnet_training_parallel_ci  2 CPU ranks through the launcher vs 1 process, merged reports,
+#                          a straggler, a dying rank, a missing rank
 #   test_resnet_cuda       (label gpu) CUDA vs CPU backend; every input pipeline trains the same
 include_guard(GLOBAL)
 if(NOT TARGET Catch2::Catch2)
@@ -36,6 +38,15 @@ add_test(NAME resnet_training_ci
           --exe $<TARGET_FILE:resnet_training> --workdir ${CMAKE_CURRENT_BINARY_DIR}/ci
           ${_resnet_ci_flags})
 set_tests_properties(resnet_training_ci PROPERTIES LABELS cpu TIMEOUT 600
+  ENVIRONMENT_MODIFICATION "NVTX_INJECTION64_PATH=unset:;NSIGHTKIT_CAPTURE=unset:;NSIGHTKIT_REPORT=unset:")
+
+# Data-parallel on the CPU: ranks started by tools/nsightkit_launch.py, reports merged by
+# tools/nsightkit_merge.py; 1 process vs 2 ranks, a straggler, faults.
+add_test(NAME resnet_training_parallel_ci
+  COMMAND Python3::Interpreter ${_resnet_dir}/tests/check_parallel.py
+          --exe $<TARGET_FILE:resnet_training> --tools ${_resnet_dir}/../../tools
+          --workdir ${CMAKE_CURRENT_BINARY_DIR}/parallel_ci ${_resnet_ci_flags})
+set_tests_properties(resnet_training_parallel_ci PROPERTIES LABELS cpu TIMEOUT 600
   ENVIRONMENT_MODIFICATION "NVTX_INJECTION64_PATH=unset:;NSIGHTKIT_CAPTURE=unset:;NSIGHTKIT_REPORT=unset:")
 
 get_property(_resnet_cuda GLOBAL PROPERTY NSIGHTKIT_EXAMPLES_CUDA)

@@ -232,7 +232,7 @@ RunResult train(Config const& cfg, std::FILE* main_out) {
         nsk::ScopedRange const r{"backward"};
         if (sync) sync->begin_backward();
         model.backward();
-        if (sync) sync->end_backward();  // "backward/gradient sync"
+        if (sync) sync->end_backward();  // "backward/allreduce wait"
       }
       {
         nsk::ScopedRange const r{"optimizer"};

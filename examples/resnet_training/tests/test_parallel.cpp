@@ -228,8 +228,7 @@ TEST_CASE("the launcher's environment: single process, ranks, and bad values nam
     EnvVar const ws{"WORLD_SIZE", "2"};
     EnvVar const r{"RANK", "1"};
     EnvVar const none{"NSIGHTKIT_RENDEZVOUS", nullptr};
-    REQUIRE_THROWS_WITH(resnet::World::from_environment(),
-                        Catch::Contains("NSIGHTKIT_RENDEZVOUS"));
+    REQUIRE_THROWS_WITH(resnet::World::from_environment(), Catch::Contains("NSIGHTKIT_RENDEZVOUS"));
   }
 }
 
@@ -366,13 +365,11 @@ TEST_CASE("host communicator: a rank that goes away fails the others at once, na
 
 TEST_CASE("host communicator: a rank that never comes is reported after the timeout") {
   std::string const dir = fresh_dir("absent");
-  auto const errors = run_ranks(
-      3, dir, 0.5, [](int, resnet::Communicator&) {}, {2});
+  auto const errors = run_ranks(3, dir, 0.5, [](int, resnet::Communicator&) {}, {2});
   REQUIRE_THAT(errors[0], Catch::Contains("rank(s) 2 did not connect within"));
   std::filesystem::remove_all(dir);
   std::string const dir0 = fresh_dir("absent0");
-  auto const errors0 = run_ranks(
-      2, dir0, 0.5, [](int, resnet::Communicator&) {}, {0});
+  auto const errors0 = run_ranks(2, dir0, 0.5, [](int, resnet::Communicator&) {}, {0});
   REQUIRE_THAT(errors0[1], Catch::Contains("rank 0 did not publish its port"));
   std::filesystem::remove_all(dir0);
 }

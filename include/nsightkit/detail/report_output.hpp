@@ -7,12 +7,14 @@
 #error "internal header: include <nsightkit/report.hpp>"
 #endif
 
+#include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -92,6 +94,22 @@ inline void json_micros(std::string& out, std::int64_t ns) {
     ns = -ns;
   }
   fmt::format_to(std::back_inserter(out), "{}.{:03}", ns / 1000, ns % 1000);
+}
+
+/// Appends a range's payload as a JSON number (null for a NaN or infinite double: JSON has none).
+inline void json_payload(std::string& out, Payload const& p) {
+  switch (p.kind()) {
+    case PayloadKind::int64: fmt::format_to(std::back_inserter(out), "{}", p.as_int64()); break;
+    case PayloadKind::uint64: fmt::format_to(std::back_inserter(out), "{}", p.as_uint64()); break;
+    case PayloadKind::floating:
+      if (std::isfinite(p.as_double())) {
+        fmt::format_to(std::back_inserter(out), "{}", p.as_double());
+      } else {
+        out += "null";
+      }
+      break;
+    case PayloadKind::none: out += "null"; break;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -240,11 +240,13 @@ struct ReportFrame {
   std::uint32_t last_child{no_node};  // path node of the latest child that ended (prediction)
   std::uint32_t gpu{no_node};         // index in ReportThreadData::open_gpu
   std::uint32_t label{no_node};       // index in ReportThreadData::open_labels (a step's name)
+  Payload payload{};                  // the range's payload, for its trace event
   bool counted{false};
   bool step{false};
 };
 
-/// A completed range for the trace. `label` indexes ThreadData::labels (steps), else no_node.
+/// A completed range for the trace. `label` indexes ThreadData::labels for a step, and
+/// ThreadData::payloads for a range with a payload; else no_node.
 struct ReportTraceEvent {
   std::int64_t start;
   std::int64_t dur;
@@ -282,6 +284,7 @@ struct ReportThreadData {
   ReportPathIndex index_by_path;
   std::vector<ReportTraceEvent> trace;
   std::vector<std::string> labels;
+  std::vector<Payload> payloads;  // of trace events (only ranges that carry one)
   std::vector<ReportMark> marks;
   std::unordered_map<std::string, std::uint32_t> mark_index;
   std::vector<ReportInstant> instants;
@@ -935,6 +938,7 @@ inline void ReportSink::on_push(RangeBegin const& b) noexcept {
     top.step = step;
     top.node = node;
     top.label = label;
+    top.payload = b.attributes->payload();
     if (counted && !step && gpu.api != nullptr && s_.gpu.load(std::memory_order_relaxed)) {
       gpu_begin(s_, *td, top, gpu);
     }
@@ -986,6 +990,9 @@ inline void ReportSink::on_pop(char const* domain) noexcept {
           if (f.step && f.label < td->open_labels.size()) {
             label = static_cast<std::uint32_t>(td->labels.size());
             td->labels.push_back(std::move(td->open_labels[f.label]));
+          } else if (!f.step && f.payload.kind() != PayloadKind::none) {
+            label = static_cast<std::uint32_t>(td->payloads.size());
+            td->payloads.push_back(f.payload);
           }
           td->trace.push_back(ReportTraceEvent{f.start, dur, f.step ? no_node : f.node, label});
         } else {
@@ -1236,6 +1243,7 @@ inline void report_reset() noexcept {
     t->index_by_path.clear();
     t->trace.clear();
     t->labels.clear();
+    t->payloads.clear();
     t->marks.clear();
     t->mark_index.clear();
     t->instants.clear();

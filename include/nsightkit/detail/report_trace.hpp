@@ -296,6 +296,7 @@ inline void report_write_trace(ReportTextSink& sink) {
   for (ReportThreadData* td : threads) {
     std::vector<ReportTraceEvent> events;
     std::vector<std::string> labels;
+    std::vector<Payload> payloads;
     std::vector<std::string> names, paths;  // JSON-escaped, per node
     std::vector<ReportInstant> instants;
     std::vector<std::string> mark_names;
@@ -311,6 +312,7 @@ inline void report_write_trace(ReportTextSink& sink) {
       thread_name = td->name;
       events = td->trace;
       labels = td->labels;
+      payloads = td->payloads;
       instants = td->instants;
       gpu = td->gpu_trace;
       streams = td->streams;
@@ -366,6 +368,10 @@ inline void report_write_trace(ReportTextSink& sink) {
       if (!step && e.node < paths.size()) {
         out += ",\"args\":{\"path\":";
         out += paths[e.node];
+        if (e.label < payloads.size()) {
+          out += ",\"payload\":";
+          json_payload(out, payloads[e.label]);
+        }
         out += '}';
       }
       out += '}';
