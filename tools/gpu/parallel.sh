@@ -119,14 +119,20 @@ for kind in balanced straggler; do
   mkdir -p "$dir/$kind"
   run "rep_$kind" 300 "${launch[@]}" --nproc 2 -- "$exe" "${common[@]}" --batch 128 "${extra[@]}" \
     --report "table=$dir/$kind/table.txt,json=$dir/$kind/summary.json,trace=$dir/$kind/trace.json" || ((failures++))
-  run "merge_$kind" 120 "${merge[@]}" "$dir/$kind" --gpu --trace-out "$dir/$kind/merged-trace.json" \
+  run "merge_$kind" 120 "${merge[@]}" "$dir/$kind" --trace-out "$dir/$kind/merged-trace.json" \
     --json-out "$dir/$kind/merged.json" --table-out "$dir/$kind/merged.txt" || ((failures++))
+  "${merge[@]}" "$dir/$kind" --gpu --top 40 --sort total --table-out "$dir/$kind/merged-gpu.txt" >/dev/null 2>&1
   {
     echo "## 3. Merged report: $kind run ${extra[*]}"
     echo
     echo '```'
-    head -c 12000 "$dir/$kind/merged.txt" 2>/dev/null
+    head -30 "$dir/$kind/merged.txt" 2>/dev/null
+    echo "[...]"
+    sed -n '/^stragglers/,$p' "$dir/$kind/merged.txt" 2>/dev/null
     echo '```'
+    echo
+    echo "rank 0's breakdown:"
+    grep -A12 "Where the time went" "$dir/rep_$kind.log" | grep '^\[rank 0\]' | sed 's/^/    /'
     echo
   } >>"$summary"
 done
