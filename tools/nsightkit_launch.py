@@ -8,7 +8,7 @@ LOCAL_WORLD_SIZE and NSIGHTKIT_RENDEZVOUS (a private directory the ranks share f
 data), its output is forwarded line by line with a "[rank N] " prefix, and a rank that fails
 stops the whole run with one clear line instead of leaving the others waiting forever.
 Standard library only (Python 3.8+); Linux (it uses process groups and /proc).
-See docs/multi-gpu-launch.md, and --help.
+See docs/multi-gpu.md ("Launching ranks"), and --help.
 """
 import argparse
 import os

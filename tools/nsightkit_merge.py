@@ -613,6 +613,10 @@ def find_stragglers(rows, basis, run_median, th):
                 collectives.append(m)
             continue
         wait = waiting.get(m.key, {})
+        if wait and basis == "gpu":
+            # On the GPU a collective runs on its own stream, overlapping the path's kernels:
+            # its time cannot be taken out of the path's span, so the path is not judged.
+            continue
         per_rank = {r: max(0, v - wait.get(r, 0)) for r, v in m.per_rank(basis).items()}
         if len(per_rank) < 2 or share < th.share:
             continue
@@ -741,8 +745,12 @@ def straggler_lines(findings, slowest_counts, judged, collectives, basis, th, n_
         f"stragglers ({what} time): a rank is flagged on a path when its total exceeds the median of the",
         f"other ranks' totals by more than {th.excess * 100:g}% and by more than {th.excess_ns / 1e6:g} ms; "
         f"only paths holding >= {th.share * 100:g}%",
-        "of the run are judged, collectives excepted; a path's time inside collectives (waiting for",
-        "other ranks) is subtracted from its total first",
+        "of the run are judged, collectives excepted;",
+        (
+            "paths holding a collective are not judged (it overlaps them on another stream)"
+            if basis == "gpu"
+            else "a path's time inside collectives (waiting for other ranks) is subtracted first"
+        ),
     ]
     if n_ranks < 2:
         return lines + ["  only one rank: nothing to compare"]
