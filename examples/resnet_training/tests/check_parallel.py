@@ -131,17 +131,31 @@ def main():
         "--batch", "8", "--slow-rank", "1", "--slow-ms", "30", "--report", f"json={strag}/summary.json"])
     if not args.disabled:
         out = os.path.join(work, "merged.json")
-        m = run(merge + [strag, "--json-out", out])
+        # A 50 % threshold: the sleep makes rank 1's forward several times slower, while CPU
+        # times of two processes on a busy 2-core CI machine can differ by 10-20 % by noise.
+        m = run(merge + [strag, "--json-out", out, "--min-excess", "50"])
         merged = load(out)
-        flagged = {(f["rank"], f["path"]) for f in merged["stragglers"]["cpu"]["findings"]}
+        findings = merged["stragglers"]["cpu"]["findings"]
+        flagged = {(f["rank"], f["path"]) for f in findings}
         check((1, "forward") in flagged, f"the merge flags rank 1 on forward: {sorted(flagged)}")
-        check(not any(rank == 0 for rank, _ in flagged), "and never the rank that waited for it")
+        # The waiting rank 0 is not blamed where the wait sits (backward's all-reduces); small
+        # paths may differ by CPU noise between two processes on a busy machine, so the test
+        # asks only that rank 1's sleep is the largest finding.
+        check((0, "backward") not in flagged and (0, "forward") not in flagged,
+              "the rank that waited is not flagged on forward or backward")
+        biggest = max(findings, key=lambda f: f["excess_ns"]) if findings else {}
+        check((biggest.get("rank"), biggest.get("path")) == (1, "forward"),
+              f"the largest excess is rank 1's forward ({biggest.get('excess_ns')} ns)")
         check("rank 1" in m.stdout, "the merged table names rank 1")
 
     # ---- faults
+    # Who the launcher sees fail first is a race on the CPU: rank 1's exit (code 3), or rank 0
+    # ending itself at once on the closed connection (code 1). Either way the run ends, and the
+    # summary names rank 1's exit.
     p = run(launch + ["--nproc", "2", "--grace", "5", "--"] + base + [
-        "--batch", "8", "--report", "off", "--die-rank", "1", "--die-step", "4"], expect_rc=3)
-    check("rank 1" in p.stderr and "exited with code 3" in p.stderr,
+        "--batch", "8", "--report", "off", "--die-rank", "1", "--die-step", "4"], expect_rc=None)
+    check(p.returncode in (1, 3), f"the run fails with rank 1's or rank 0's code ({p.returncode})")
+    check("rank 1 (pid" in p.stderr and "exited with code 3" in p.stderr,
           "the launcher names the rank that died and its exit code")
     check(p.seconds < 60, f"and stops the run promptly ({p.seconds:.1f} s)")
 
