@@ -4,6 +4,7 @@
 # a device (label gpu).
 nsightkit_add_test(test_report SOURCES test_report.cpp NO_RECORDER)
 nsightkit_add_test(test_report_threads SOURCES test_report_threads.cpp NO_RECORDER LABELS tsan)
+nsightkit_add_test(test_report_clock SOURCES test_report_clock.cpp NO_RECORDER LABELS tsan)
 
 if(NSIGHTKIT_DISABLE)
   set(_nsk_report_mode disabled)

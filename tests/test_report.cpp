@@ -652,8 +652,9 @@ TEST_CASE("the trace holds metadata, one X event per range, marks and start/end 
     REQUIRE(trace.find("\"ph\":\"b\",\"name\":\"io\"") != std::string::npos);
     REQUIRE(trace.find("\"ph\":\"e\",\"name\":\"io\"") != std::string::npos);
     // The injected clock is not one other processes share: said, with its origin.
-    REQUIRE(trace.find("\"clock\":\"custom\",\"time_origin_ns\":" + std::to_string(origin) + "}") !=
-            std::string::npos);
+    REQUIRE(trace.find("\"clock\":\"custom\",\"clock_source\":\"ReportOptions::clock\","
+                       "\"time_origin_ns\":" +
+                       std::to_string(origin) + "}") != std::string::npos);
   }
 }
 

@@ -20,6 +20,7 @@
 
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/capture_state.hpp>
+#include <nsightkit/detail/report_clock.hpp>
 #include <nsightkit/detail/report_env.hpp>
 #include <nsightkit/detail/report_stats.hpp>
 #include <nsightkit/detail/sinks.hpp>
@@ -52,13 +53,6 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
 inline constexpr std::uint32_t no_node = 0xFFFFFFFFu;
-
-/// The default report clock.
-inline std::int64_t steady_now() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 /// A test-and-test-and-set lock: one atomic exchange to take it uncontended.
 class ReportSpinLock {
@@ -399,9 +393,13 @@ struct ReportState {
   std::atomic<std::uint64_t> gpu_timed{0};
   std::atomic<std::uint64_t> gpu_skipped{0};
 
+  // The default clock: the TSC calibrated against steady_clock where that is sound, else
+  // steady_clock (detail/report_clock.hpp). Calibrated once per process, before first use.
+  ReportTsc const tsc{report_tsc()};
+
   std::int64_t now() const noexcept {
     ReportClock const c = clock.load(std::memory_order_relaxed);
-    return c != nullptr ? c() : steady_now();
+    return c != nullptr ? c() : report_clock_now(tsc);
   }
 };
 

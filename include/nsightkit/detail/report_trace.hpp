@@ -242,6 +242,7 @@ inline void report_write_trace(ReportTextSink& sink) {
   std::int64_t origin = 0;
   // The default clock is CLOCK_MONOTONIC on Linux, which the host's processes share.
   bool steady = true;
+  char const* source = "steady_clock";
   std::uint64_t dropped = 0;
 
   std::vector<ReportThreadData*> threads;
@@ -250,6 +251,8 @@ inline void report_write_trace(ReportTextSink& sink) {
     std::lock_guard<std::mutex> lock{s->mutex};
     origin = s->origin.load(std::memory_order_relaxed);
     steady = s->clock.load(std::memory_order_relaxed) == nullptr;
+    if (steady && s->tsc.usable) source = "tsc calibrated to steady_clock";
+    if (!steady) source = "ReportOptions::clock";
     for (auto const& t : s->threads) threads.push_back(t.get());
   }
 
@@ -465,9 +468,9 @@ inline void report_write_trace(ReportTextSink& sink) {
   fmt::format_to(std::back_inserter(out),
                  "\n],\"otherData\":{{\"producer\":\"nsightkit "
                  "{}\",\"rank\":{},\"pid\":{},\"events_dropped\":{},\"clock\":\"{}\","
-                 "\"time_origin_ns\":{}}}}}\n",
+                 "\"clock_source\":\"{}\",\"time_origin_ns\":{}}}}}\n",
                  version_string, rank ? std::to_string(rank->rank) : std::string{"null"}, os_pid,
-                 dropped, steady ? "steady" : "custom", origin);
+                 dropped, steady ? "steady" : "custom", source, origin);
   sink.flush();
 }
 
