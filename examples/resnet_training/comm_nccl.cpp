@@ -59,8 +59,10 @@ class NcclCommunicator final : public Communicator {
 
   ~NcclCommunicator() override {
     if (comm_ != nullptr) {
-      // Normal end: let the last reductions finish, then free. Any trouble: abort (never hang).
-      bool clean = cudaStreamSynchronize(stream_) == cudaSuccess;
+      // Normal end: let the last reductions finish, then free. Any trouble — or reductions
+      // still waiting for a peer after the timeout (this rank is unwinding an error while the
+      // others went on) — abort: never hang in a destructor.
+      bool clean = drained(stream_);
       if (clean) {
         ncclResult_t const f = ncclCommFinalize(comm_);
         clean = f == ncclSuccess || f == ncclInProgress;
@@ -125,6 +127,17 @@ class NcclCommunicator final : public Communicator {
   }
 
  private:
+  /// Waits for `stream` at most the timeout; false on an error or a timeout.
+  bool drained(cudaStream_t stream) const noexcept {
+    auto const t0 = Clock::now();
+    for (;;) {
+      cudaError_t const r = cudaStreamQuery(stream);
+      if (r == cudaSuccess) return true;
+      if (r != cudaErrorNotReady || seconds_since(t0) > options_.timeout_s) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+
   static double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
   }
