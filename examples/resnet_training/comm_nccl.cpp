@@ -21,8 +21,6 @@
 #include <nccl.h>
 
 #include <chrono>
-#include <cstdio>
-#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -35,7 +33,7 @@ using Clock = std::chrono::steady_clock;
 class NcclCommunicator final : public Communicator {
  public:
   NcclCommunicator(World const& w, CommOptions const& o, cudaStream_t compute, int device)
-      : world_{w}, options_{o}, compute_{compute} {
+      : ctx_{w, o}, compute_{compute} {
     NSIGHTKIT_CUDA_CHECK(cudaSetDevice(device));
     ncclUniqueId const id = exchange_id();
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
@@ -43,12 +41,12 @@ class NcclCommunicator final : public Communicator {
     config.commName = "resnet_training";
     {
       nsk::ScopedRange const range{"nccl init"};
-      check(ncclCommInitRankConfig(&comm_, world_.size, id, world_.rank, &config),
+      check(ncclCommInitRankConfig(&comm_, ctx_.world().size, id, ctx_.world().rank, &config),
             "ncclCommInitRankConfig");
-      settle("creating the NCCL communicator (every rank must join)");
+      settle("creating the NCCL communicator", nullptr, " (every rank must join)");
     }
     NSIGHTKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    nsk::name_stream(stream_, ("rank " + std::to_string(world_.rank) + " nccl").c_str());
+    nsk::name_stream(stream_, ("rank " + std::to_string(ctx_.world().rank) + " nccl").c_str());
     NSIGHTKIT_CUDA_CHECK(cudaEventCreateWithFlags(&grads_ready_, cudaEventDisableTiming));
     NSIGHTKIT_CUDA_CHECK(cudaEventCreateWithFlags(&reduced_, cudaEventDisableTiming));
     int version = 0;
@@ -71,7 +69,7 @@ class NcclCommunicator final : public Communicator {
       ncclResult_t state = ncclInProgress;
       while (clean && state == ncclInProgress) {
         if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) clean = false;
-        if (seconds_since(t0) > options_.timeout_s) clean = false;
+        if (ctx_.timed_out(t0)) clean = false;
         if (state == ncclInProgress) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
       if (clean && state == ncclSuccess) {
@@ -86,12 +84,12 @@ class NcclCommunicator final : public Communicator {
   }
 
   [[nodiscard]] std::string describe() const override {
-    return "NCCL " + version_ + ", " + std::to_string(world_.size) +
+    return "NCCL " + version_ + ", " + std::to_string(ctx_.world().size) +
            " ranks, all-reduce on a dedicated stream";
   }
 
   void all_reduce_mean(float* data, std::size_t count, std::string const& label) override {
-    if (comm_ == nullptr) fail("the NCCL communicator was aborted after an earlier error");
+    if (comm_ == nullptr) ctx_.fail("the NCCL communicator was aborted after an earlier error");
     NSIGHTKIT_CUDA_CHECK(cudaEventRecord(grads_ready_, compute_));
     NSIGHTKIT_CUDA_CHECK(cudaStreamWaitEvent(stream_, grads_ready_, 0));
     // The range's GPU time (the report) is measured on the NCCL stream: it includes waiting for
@@ -99,9 +97,9 @@ class NcclCommunicator final : public Communicator {
     nsk::CurrentStream const on{nsk::StreamView{stream_}};
     std::size_t const bytes = count * sizeof(float);
     nsk::ScopedRange const range{nsk::Attributes{nsk::Payload{bytes}}, "allreduce {}", label};
-    check(ncclAllReduce(data, data, count, ncclFloat32, ncclAvg, comm_, stream_),
-          "ncclAllReduce " + label);
-    settle("queueing allreduce " + label + " (the first one connects the ranks)");
+    check(ncclAllReduce(data, data, count, ncclFloat32, ncclAvg, comm_, stream_), "ncclAllReduce",
+          &label);
+    settle("queueing allreduce", &label, " (the first one connects the ranks)");
     pending_ = true;
   }
 
@@ -120,8 +118,8 @@ class NcclCommunicator final : public Communicator {
       abort_with("NCCL reports " + error_text(r != ncclSuccess ? r : state) +
                  " while this rank waits for the GPU (a peer rank failed?)");
     }
-    if (seconds_waited > options_.timeout_s) {
-      abort_with("the GPU made no progress for " + timeout_text() +
+    if (seconds_waited > ctx_.options().timeout_s) {
+      abort_with("the GPU made no progress for " + ctx_.timeout_text() +
                  ": a peer rank died or stalled inside a collective");
     }
   }
@@ -133,21 +131,9 @@ class NcclCommunicator final : public Communicator {
     for (;;) {
       cudaError_t const r = cudaStreamQuery(stream);
       if (r == cudaSuccess) return true;
-      if (r != cudaErrorNotReady || seconds_since(t0) > options_.timeout_s) return false;
+      if (r != cudaErrorNotReady || ctx_.timed_out(t0)) return false;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-  }
-
-  static double seconds_since(Clock::time_point t0) {
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-  }
-
-  std::string timeout_text() const {
-    return std::to_string(static_cast<long long>(options_.timeout_s)) + " s (--dist-timeout)";
-  }
-
-  [[noreturn]] void fail(std::string const& message) const {
-    throw std::runtime_error("rank " + std::to_string(world_.rank) + ": " + message);
   }
 
   std::string error_text(ncclResult_t r) const {
@@ -160,63 +146,58 @@ class NcclCommunicator final : public Communicator {
   [[noreturn]] void abort_with(std::string const& message) {
     ncclCommAbort(comm_);  // ends this rank's NCCL kernels, so the streams drain
     comm_ = nullptr;
-    fail(message + "; NCCL communicator aborted");
+    ctx_.fail(message + "; NCCL communicator aborted");
   }
 
-  void check(ncclResult_t r, std::string const& call) {
+  /// "what label": built only for an error message (the calls run every step).
+  static std::string op_text(char const* what, std::string const* label) {
+    return label != nullptr ? std::string{what} + " " + *label : std::string{what};
+  }
+
+  void check(ncclResult_t r, char const* call, std::string const* label = nullptr) {
     if (r == ncclSuccess || r == ncclInProgress) return;
-    if (comm_ == nullptr) fail(call + " failed: " + error_text(r));
-    abort_with(call + " failed: " + error_text(r));
+    std::string const message = op_text(call, label) + " failed: " + error_text(r);
+    if (comm_ == nullptr) ctx_.fail(message);
+    abort_with(message);
   }
 
   /// Polls a non-blocking communicator until the last operation has settled.
-  void settle(std::string const& what) {
+  void settle(char const* what, std::string const* label, char const* note) {
     auto const t0 = Clock::now();
     for (;;) {
       ncclResult_t state = ncclInProgress;
       ncclResult_t const r = ncclCommGetAsyncError(comm_, &state);
-      if (r != ncclSuccess) abort_with(what + ": " + error_text(r));
-      if (state == ncclSuccess) return;
-      if (state != ncclInProgress) abort_with(what + ": " + error_text(state));
-      if (seconds_since(t0) > options_.timeout_s) {
-        abort_with(what + " did not complete within " + timeout_text() +
+      if (state == ncclSuccess && r == ncclSuccess) return;
+      if (r != ncclSuccess || state != ncclInProgress) {
+        abort_with(op_text(what, label) + note + ": " + error_text(r != ncclSuccess ? r : state));
+      }
+      if (ctx_.timed_out(t0)) {
+        abort_with(op_text(what, label) + note + " did not complete within " + ctx_.timeout_text() +
                    " (a rank did not start, or died)");
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
 
-  /// Rank 0 creates the NCCL id and publishes it in the rendezvous directory (written, then
-  /// renamed: never read half-written); the others wait for it, at most the timeout.
+  /// Rank 0 creates the NCCL id and publishes it in the rendezvous directory; the others wait
+  /// for it, at most the timeout.
   ncclUniqueId exchange_id() {
     ncclUniqueId id{};
-    std::string const path = world_.rendezvous + "/nccl-id";
-    if (world_.rank == 0) {
+    if (ctx_.world().rank == 0) {
       ncclResult_t const r = ncclGetUniqueId(&id);
-      if (r != ncclSuccess) fail("ncclGetUniqueId failed: " + std::string{ncclGetErrorString(r)});
-      std::string const tmp = path + ".tmp";
-      std::ofstream f{tmp, std::ios::binary};
-      f.write(id.internal, sizeof id.internal);
-      f.close();
-      if (!f || std::rename(tmp.c_str(), path.c_str()) != 0) {
-        fail("cannot write " + path + " (NSIGHTKIT_RENDEZVOUS must be a writable directory)");
+      if (r != ncclSuccess) {
+        ctx_.fail("ncclGetUniqueId failed: " + std::string{ncclGetErrorString(r)});
       }
-      return id;
+      ctx_.publish(kIdFile, id.internal, sizeof id.internal);
+    } else {
+      ctx_.wait_for(kIdFile, id.internal, sizeof id.internal, "the NCCL id");
     }
-    auto const t0 = Clock::now();
-    for (;;) {
-      std::ifstream f{path, std::ios::binary};
-      if (f.read(id.internal, sizeof id.internal)) return id;
-      if (seconds_since(t0) > options_.timeout_s) {
-        fail("rank 0 did not publish the NCCL id in " + path + " within " + timeout_text() +
-             " (did rank 0 start?)");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    return id;
   }
 
-  World world_;
-  CommOptions options_;
+  static constexpr char const* kIdFile = "nccl-id";
+
+  RankContext ctx_;
   cudaStream_t compute_;
   cudaStream_t stream_{nullptr};
   cudaEvent_t grads_ready_{nullptr};

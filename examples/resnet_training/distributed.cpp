@@ -6,8 +6,11 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <stdexcept>
+#include <string>
+#include <thread>
 
 namespace resnet {
 namespace {
@@ -52,6 +55,44 @@ World World::from_environment() {
   return w;
 }
 
+void RankContext::fail(std::string const& message) const {
+  throw std::runtime_error("rank " + std::to_string(world_.rank) + ": " + message);
+}
+
+std::string RankContext::timeout_text() const {
+  return std::to_string(static_cast<long long>(options_.timeout_s)) + " s (--dist-timeout)";
+}
+
+double RankContext::seconds_since(std::chrono::steady_clock::time_point t0) noexcept {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void RankContext::publish(char const* name, void const* data, std::size_t bytes) const {
+  std::string const path = world_.rendezvous + "/" + name;
+  std::string const tmp = path + ".tmp";
+  std::ofstream f{tmp, std::ios::binary};
+  f.write(static_cast<char const*>(data), static_cast<std::streamsize>(bytes));
+  f.close();
+  if (!f || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    fail("cannot write " + path + " (NSIGHTKIT_RENDEZVOUS must be a writable directory)");
+  }
+}
+
+void RankContext::wait_for(char const* name, void* data, std::size_t bytes,
+                           char const* what) const {
+  std::string const path = world_.rendezvous + "/" + name;
+  auto const t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    std::ifstream f{path, std::ios::binary};
+    if (f.read(static_cast<char*>(data), static_cast<std::streamsize>(bytes))) return;
+    if (timed_out(t0)) {
+      fail(std::string{"rank 0 did not publish "} + what + " in " + path + " within " +
+           timeout_text() + " (did rank 0 start?)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 GradientSync::GradientSync(nn::ParameterStore& store, Communicator& comm, std::size_t bucket_bytes,
                            bool overlap)
     : comm_{&comm}, overlap_{overlap}, bucket_bytes_{std::max<std::size_t>(bucket_bytes, 4)} {
@@ -83,6 +124,8 @@ GradientSync::GradientSync(nn::ParameterStore& store, Communicator& comm, std::s
     }
     if (open.params > 0) buckets_.push_back(open);
   }
+  for (std::size_t b = 0; b < buckets_.size(); ++b)
+    buckets_[b].label = "bucket" + std::to_string(b);
 }
 
 GradientSync::~GradientSync() {
@@ -126,7 +169,7 @@ void GradientSync::end_backward() {
 
 void GradientSync::reduce(std::size_t b) {
   buckets_[b].reduced = true;
-  comm_->all_reduce_mean(buckets_[b].data, buckets_[b].count, "bucket" + std::to_string(b));
+  comm_->all_reduce_mean(buckets_[b].data, buckets_[b].count, buckets_[b].label);
 }
 
 std::string GradientSync::describe() const {

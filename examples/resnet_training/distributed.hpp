@@ -16,6 +16,7 @@
 
 #include "common/nn.hpp"
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -41,6 +42,37 @@ struct World {
 
 struct CommOptions {
   double timeout_s{120.0};  ///< the longest wait on another rank (start-up, a collective)
+};
+
+/// What the communicators share: their error messages, their deadline and the bootstrap files
+/// in the rendezvous directory.
+class RankContext {
+ public:
+  RankContext(World const& w, CommOptions const& o) : world_{w}, options_{o} {}
+
+  [[nodiscard]] World const& world() const noexcept { return world_; }
+  [[nodiscard]] CommOptions const& options() const noexcept { return options_; }
+
+  /// @throws std::runtime_error "rank R: <message>".
+  [[noreturn]] void fail(std::string const& message) const;
+  /// "120 s (--dist-timeout)".
+  [[nodiscard]] std::string timeout_text() const;
+  /// Seconds since `t0`, and whether they exceed the timeout.
+  [[nodiscard]] static double seconds_since(std::chrono::steady_clock::time_point t0) noexcept;
+  [[nodiscard]] bool timed_out(std::chrono::steady_clock::time_point t0) const noexcept {
+    return seconds_since(t0) > options_.timeout_s;
+  }
+
+  /// Rank 0 writes `bytes` to the rendezvous file `name` under a temporary name and renames it,
+  /// so a reader never sees half a file.
+  void publish(char const* name, void const* data, std::size_t bytes) const;
+  /// Reads the file `name` that rank 0 publishes, polling for it at most the timeout; `what`
+  /// names it in the error ("its port", "the NCCL id").
+  void wait_for(char const* name, void* data, std::size_t bytes, char const* what) const;
+
+ private:
+  World world_;
+  CommOptions options_;
 };
 
 /// Averages gradients over the ranks. Every rank must make the same calls in the same order.
@@ -113,6 +145,7 @@ class GradientSync final : public nn::GradientObserver {
     std::size_t params{0};
     std::size_t pending{0};
     bool reduced{false};
+    std::string label;  // "bucket3": made once, not every step
   };
   void reduce(std::size_t b);
 
