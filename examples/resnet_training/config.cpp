@@ -173,6 +173,13 @@ void apply_defaults(Parser& p, Defaults const& d) {
   if (!p.args.given("prefetch") && !p.args.given("no-prefetch")) c.prefetch = d.prefetch;
 }
 
+/// Flags that only mean something together: one without the other is an error naming both.
+void require_together(Parser const& p, char const* a, char const* b, char const* why) {
+  if (p.args.given(a) == p.args.given(b)) return;
+  bool const has_a = p.args.given(a);
+  usage_error(std::string{"--"} + (has_a ? a : b) + " needs --" + (has_a ? b : a) + " too" + why);
+}
+
 void resolve(Parser& p, bool (*cuda_probe)(std::string*)) {
   auto& c = p.c;
   c.layout = p.layout == "nhwc" ? nn::Layout::nhwc : nn::Layout::nchw;
@@ -230,15 +237,8 @@ void resolve(Parser& p, bool (*cuda_probe)(std::string*)) {
     usage_error("--bn-groups: a batch of " + std::to_string(c.batch) + " does not split into " +
                 std::to_string(c.bn_groups) + " equal slices");
   }
-  if (p.args.given("die-rank") != p.args.given("die-step")) {
-    usage_error(std::string{p.args.given("die-rank") ? "--die-rank" : "--die-step"} + " needs " +
-                (p.args.given("die-rank") ? "--die-step" : "--die-rank") + " too");
-  }
-  if (p.args.given("slow-rank") != p.args.given("slow-ms")) {
-    usage_error(std::string{p.args.given("slow-rank") ? "--slow-rank" : "--slow-ms"} + " needs " +
-                (p.args.given("slow-rank") ? "--slow-ms" : "--slow-rank") +
-                " too (which rank sleeps, and how long per step)");
-  }
+  require_together(p, "die-rank", "die-step", "");
+  require_together(p, "slow-rank", "slow-ms", " (which rank sleeps, and how long per step)");
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <nsightkit/report.hpp>
 
 #include <string>
-#include <string_view>
 
 namespace resnet {
 namespace {
@@ -11,9 +10,15 @@ namespace nsk = nsightkit;
 
 /// The step's top-level ranges, in the order the breakdown lists them.
 constexpr char const* kPhases[] = {"data", "h2d", "forward", "backward", "optimizer", "sync"};
-/// Data-parallel runs only: the part of "backward" spent reducing (the host's share; on the GPU
-/// the reductions run on their own stream) and the reduction of the step's loss and accuracy.
-constexpr char const* kParallel[] = {"backward/allreduce wait", "allreduce metrics"};
+/// Data-parallel runs only: the compute stream's wait for the gradient reductions (the host's
+/// share; on the GPU the reductions run on their own stream), and the reduction of the step's
+/// loss and accuracy, whose GPU time is on the NCCL stream.
+struct ParallelRow {
+  char const* path;
+  bool nccl_stream;
+};
+constexpr ParallelRow kParallel[] = {{"backward/allreduce wait", false},
+                                     {"allreduce metrics", true}};
 
 void say_unavailable(std::FILE* out) {
   std::fprintf(out, "report:   unavailable (instrumentation compiled out: NSIGHTKIT_DISABLE)\n");
@@ -48,12 +53,12 @@ void print_breakdown(std::FILE* out, nsk::ReportSnapshot const& snap) {
   }
   // One line for scripts: name=cpu_ms/gpu_ms ("-" where no GPU time was measured).
   std::fprintf(out, "%s\n", line.c_str());
-  for (char const* path : kParallel) {
-    nsk::PathStats const* row = snap.find(path);
+  for (ParallelRow const& p : kParallel) {
+    nsk::PathStats const* row = snap.find(p.path);
     if (row == nullptr) continue;
-    std::fprintf(out, "  of which %s: %.3f ms CPU", path,
+    std::fprintf(out, "  of which %s: %.3f ms CPU", p.path,
                  static_cast<double>(row->cpu.total_ns) / steps / 1e6);
-    if (row->gpu.count > 0 && std::string_view{path}.substr(0, 9) == "allreduce") {
+    if (row->gpu.count > 0 && p.nccl_stream) {
       std::fprintf(out, ", %.3f ms GPU (NCCL stream, including the wait for the other ranks)",
                    static_cast<double>(row->gpu.total_ns) / steps / 1e6);
     }

@@ -20,6 +20,7 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 namespace resnet {
 namespace {
@@ -38,15 +39,13 @@ RunResult train(Config const& cfg, std::FILE* main_out) {
   RunResult result;
   World const world = World::from_environment();
   result.world_size = world.size;
-  if (cfg.die_rank >= world.size) {
-    throw std::runtime_error(
-        "--die-rank " + std::to_string(cfg.die_rank) +
-        " is not a rank of this run (WORLD_SIZE=" + std::to_string(world.size) + ")");
-  }
-  if (cfg.slow_rank >= world.size) {
-    throw std::runtime_error(
-        "--slow-rank " + std::to_string(cfg.slow_rank) +
-        " is not a rank of this run (WORLD_SIZE=" + std::to_string(world.size) + ")");
+  for (auto const& [flag, rank] :
+       {std::pair{"--die-rank", cfg.die_rank}, {"--slow-rank", cfg.slow_rank}}) {
+    if (rank >= world.size) {
+      throw std::runtime_error(
+          std::string{flag} + " " + std::to_string(rank) +
+          " is not a rank of this run (WORLD_SIZE=" + std::to_string(world.size) + ")");
+    }
   }
   // Rank 0 speaks for the run; the others report only errors (and their report files).
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> null_out{nullptr, &std::fclose};
