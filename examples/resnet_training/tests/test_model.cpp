@@ -20,19 +20,10 @@
 #include <vector>
 
 using nsightkit::testing::Recorder;
+using resnet_test::small_spec;
 using resnet_test::Tiny;
 
 namespace {
-
-resnet::ModelSpec small_spec(nn::Layout layout) {
-  resnet::ModelSpec spec;
-  spec.classes = 5;
-  spec.width = 4;
-  spec.stages = 2;
-  spec.blocks = 1;
-  spec.layout = layout;
-  return spec;
-}
 
 /// push/pop lines of a module with children.
 void module(std::vector<std::string>& out, char const* name, std::vector<std::string> children) {

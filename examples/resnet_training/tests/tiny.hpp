@@ -12,6 +12,17 @@
 
 namespace resnet_test {
 
+/// A small network for the tests: 5 classes, width 4, 2 stages of 1 block.
+inline resnet::ModelSpec small_spec(nn::Layout layout = nn::Layout::nchw) {
+  resnet::ModelSpec spec;
+  spec.classes = 5;
+  spec.width = 4;
+  spec.stages = 2;
+  spec.blocks = 1;
+  spec.layout = layout;
+  return spec;
+}
+
 /// Everything needed to train a tiny ResNet on one backend.
 struct Tiny {
   nn::Backend* be;
