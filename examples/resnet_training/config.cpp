@@ -222,13 +222,8 @@ void resolve(Parser& p, bool (*cuda_probe)(std::string*)) {
                 " warm-up steps leave no measured step of " + std::to_string(c.steps) +
                 " (--steps); use fewer warm-up steps or more steps");
   }
-  ModelSpec spec;
-  spec.classes = c.classes;
-  spec.width = c.width;
-  spec.stages = c.stages;
-  spec.blocks = c.blocks;
   try {
-    spec.validate(c.image_size);
+    model_spec(c).validate(c.image_size);
   } catch (std::invalid_argument const& e) {
     usage_error(std::string{"--image-size: "} + e.what());
   }
@@ -242,6 +237,17 @@ void resolve(Parser& p, bool (*cuda_probe)(std::string*)) {
 }
 
 }  // namespace
+
+ModelSpec model_spec(Config const& c) {
+  ModelSpec spec;
+  spec.classes = c.classes;
+  spec.width = c.width;
+  spec.stages = c.stages;
+  spec.blocks = c.blocks;
+  spec.layout = c.layout;
+  spec.bn_groups = c.bn_groups;
+  return spec;
+}
 
 std::string help_text() {
   Parser p;

@@ -80,4 +80,10 @@ ParseResult parse_config(int argc, char const* const* argv, bool (*cuda_probe)(s
 /// The --help text.
 std::string help_text();
 
+struct ModelSpec;  // model.hpp
+
+/// The network the configuration describes (classes, width, stages, blocks, layout, batch-norm
+/// groups); include model.hpp to use it.
+ModelSpec model_spec(Config const& config);
+
 }  // namespace resnet

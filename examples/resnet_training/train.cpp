@@ -104,13 +104,7 @@ RunResult train(Config const& cfg, std::FILE* main_out) {
     rt->set_watchdog([c](double waited) { c->watchdog(waited); });
   }
 
-  ModelSpec spec;
-  spec.classes = cfg.classes;
-  spec.width = cfg.width;
-  spec.stages = cfg.stages;
-  spec.blocks = cfg.blocks;
-  spec.layout = cfg.layout;
-  spec.bn_groups = cfg.bn_groups;
+  ModelSpec const spec = model_spec(cfg);
   spec.validate(cfg.image_size);
   nn::ParameterStore params;
   ResNet model{be, params, spec};
