@@ -33,7 +33,7 @@ struct Parser {
       "in-process report).\n\n"
       "Usage: resnet_training [options]\n"
       "  CPU (any machine):  resnet_training --device cpu\n"
-      "  GPU, seed 001's baseline:  resnet_training --device cuda --workers 0 "
+      "  GPU, unoptimised baseline:  resnet_training --device cuda --workers 0 "
       "--pageable --no-prefetch --layout nchw\n"
       "Environment: NSIGHTKIT_CAPTURE=wait=W,warmup=U,active=A overrides the "
       "capture window;\nNSIGHTKIT_REPORT=... configures the report when --report is "
@@ -80,7 +80,7 @@ struct Parser {
     args.add_switch("no-cudnn-benchmark", "CUDA: take cuDNN's heuristic choice instead",
                     &c.cudnn_benchmark, false);
 
-    args.add_section("Input pipeline (seed 001's switches):");
+    args.add_section("Input pipeline (one switch per optimisation):");
     args.add_int("workers", "N",
                  "loader worker threads; 0 = batches are made on the training thread\n(default: "
                  "2 CPU, 4 CUDA)",

@@ -264,7 +264,12 @@ RunResult train(Config const& cfg, std::FILE* main_out) {
   std::string captured;
   for (auto s : result.captured_steps)
     captured += (captured.empty() ? "" : " ") + std::to_string(s);
-  std::fprintf(out, "captured:   steps [%s]\n", captured.c_str());
+  // The steps the capture window's schedule made active (the report's "capture-window steps"
+  // line counts every step it recorded, captured or not).
+  std::fprintf(out,
+               "captured:   steps [%s] of %d (the capture window's active steps, inside its "
+               "\"capture\" range)\n",
+               captured.c_str(), cfg.steps);
 
   finish_report(report, out);
   if (cfg.device == nn::Device::cuda) {
