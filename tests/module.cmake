@@ -5,6 +5,14 @@
 nsightkit_add_test(test_module SOURCES test_module.cpp alloc_counter.cpp)
 nsightkit_add_test(test_module_disabled SOURCES test_module_disabled.cpp alloc_counter.cpp DISABLED)
 nsightkit_add_test(test_module_threads SOURCES test_module_threads.cpp LABELS tsan)
+# Paths at scale: 10^5-deep stacks (beyond max_module_depth), 10^5 distinct names, lazily built
+# paths against the full paths written out. POSIX: the deep recursion runs on a thread with a
+# large stack. A counting sink observes the ranges (no Recorder: nothing is kept per range).
+if(UNIX)
+  nsightkit_add_test(test_module_scale SOURCES test_module_scale.cpp NO_RECORDER)
+  # Out of memory: the executable replaces operator new to fail nothrow allocations on demand.
+  nsightkit_add_test(test_module_oom SOURCES test_module_oom.cpp NO_RECORDER)
+endif()
 nsightkit_add_gpu_test(test_module_gpu SOURCES gpu/test_module_gpu.cu)
 
 # One registry and one per-thread module stack per process, across plugins built with hidden

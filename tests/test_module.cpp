@@ -225,6 +225,8 @@ TEST_CASE("module types keep their shape") {
   STATIC_REQUIRE(std::is_nothrow_destructible_v<ModuleScope>);
   STATIC_REQUIRE_FALSE(std::is_constructible_v<ModuleScope, std::string&&>);  // would dangle
   STATIC_REQUIRE(std::is_constructible_v<ModuleScope, std::string const&>);
+  STATIC_REQUIRE(std::is_constructible_v<ModuleScope, char const(&)[4], int>);  // {"h{}", l}
+  STATIC_REQUIRE(std::is_constructible_v<ModuleScope, char const(&)[7], int, char const*>);
   STATIC_REQUIRE(std::is_move_constructible_v<nsk::HookHandle>);
   STATIC_REQUIRE_FALSE(std::is_copy_constructible_v<nsk::HookHandle>);
   STATIC_REQUIRE(std::is_copy_constructible_v<Hooked<Conv>>);
@@ -922,3 +924,232 @@ TEST_CASE("module ranges reach nsightkit's sinks exactly like ScopedRange") {
                                               "pop nsightkit", "pop nsightkit"});
 }
 #endif
+
+// ---- formatted module names -------------------------------------------------------------------
+
+namespace {
+/// Counts how often {fmt} formats it: a format argument with a side effect.
+struct Counted {
+  int value;
+};
+std::atomic<int> format_calls{0};
+
+/// A format argument whose formatting fails.
+struct Unformattable {};
+}  // namespace
+
+template <>
+struct fmt::formatter<Counted> : fmt::formatter<int> {
+  template <class FormatContext>
+  auto format(Counted const& c, FormatContext& ctx) const -> decltype(ctx.out()) {
+    ++format_calls;
+    return fmt::formatter<int>::format(c.value, ctx);
+  }
+};
+
+template <>
+struct fmt::formatter<Unformattable> : fmt::formatter<int> {
+  template <class FormatContext>
+  auto format(Unformattable const&, FormatContext&) const
+      -> decltype(std::declval<FormatContext&>().out()) {
+    throw std::runtime_error("no text for this one");
+  }
+};
+
+TEST_CASE("formatted module names: the text, the paths, one formatting per observed scope") {
+  Recorder rec;  // an NVTX tool observes: every formatted name is formatted, once
+  std::vector<std::string> paths;
+  auto pre = nsk::add_pre_hook([&](ModuleInfo const& m) { paths.emplace_back(m.path); });
+  format_calls = 0;
+  {
+    ModuleScope model{"gpt"};
+    for (int l = 0; l < 2; ++l) {
+      ModuleScope layer{"h{}", Counted{l}};
+      NSIGHTKIT_MODULE("attn{}_{}", l, "q");
+      NSIGHTKIT_MODULE("mlp");  // two in one block: they nest in order
+    }
+  }
+  CHECK(format_calls == (nsk::enabled ? 2 : 0));
+  REQUIRE(rec.lines() ==
+          expect({"push nsightkit gpt", "push nsightkit h0", "push nsightkit attn0_q",
+                  "push nsightkit mlp", "pop nsightkit", "pop nsightkit", "pop nsightkit",
+                  "push nsightkit h1", "push nsightkit attn1_q", "push nsightkit mlp",
+                  "pop nsightkit", "pop nsightkit", "pop nsightkit", "pop nsightkit"}));
+  // Fixed names are registered strings; formatted ones are plain messages, like formatted ranges.
+  for (auto const& ev : rec.range_events()) {
+    if (ev.kind != EventKind::push) continue;
+    INFO(ev.message);
+    bool const fixed = ev.message == "gpt" || ev.message == "mlp";
+    CHECK(ev.registered == fixed);
+  }
+  if (nsk::enabled) {
+    CHECK(paths == std::vector<std::string>{"gpt", "gpt/h0", "gpt/h0/attn0_q", "gpt/h0/attn0_q/mlp",
+                                            "gpt/h1", "gpt/h1/attn1_q", "gpt/h1/attn1_q/mlp"});
+  } else {
+    CHECK(paths.empty());
+  }
+}
+
+TEST_CASE("formatted module names longer than the scope's own buffer, and failing formatters") {
+  Recorder rec;
+  std::vector<std::string> names;
+  auto pre = nsk::add_pre_hook([&](ModuleInfo const& m) { names.emplace_back(m.name); });
+  std::string const long_part(100, 'x');
+  std::string const exactly_31(31, 'y');  // the longest name kept inside the scope
+  std::string const exactly_32(32, 'z');  // the shortest one put on the heap
+  format_calls = 0;
+  {
+    ModuleScope a{"layer_{}_{}", 7, long_part};
+    ModuleScope b{"{}", exactly_31};
+    ModuleScope c{"{}", exactly_32};
+    ModuleScope d{"big{}", Counted{12345}};
+    CHECK(nsk::current_module_path() ==
+          (nsk::enabled ? "layer_7_" + long_part + "/" + exactly_31 + "/" + exactly_32 + "/big12345"
+                        : std::string{}));
+  }
+  CHECK(format_calls == (nsk::enabled ? 1 : 0));  // formatted once, also when it is long
+  {
+    ModuleScope bad{"oops{}", Unformattable{}};  // instrumentation never throws
+    CHECK(nsk::current_module_path() ==
+          (nsk::enabled ? "<nsightkit: name formatting failed>" : ""));
+  }
+  std::vector<std::string> const expected{"layer_7_" + long_part, exactly_31, exactly_32,
+                                          "big12345", "<nsightkit: name formatting failed>"};
+  Lines lines;
+  for (auto const& n : expected) lines.push_back("push nsightkit " + n);
+  Lines const pops(4, "pop nsightkit");
+  lines.insert(lines.begin() + 4, pops.begin(), pops.end());
+  lines.emplace_back("pop nsightkit");
+  CHECK(rec.lines() == expect(lines));
+  CHECK(rec.open_ranges() == 0);
+  if (nsk::enabled) {
+    CHECK(names == expected);
+  } else {
+    CHECK(names.empty());
+  }
+}
+
+TEST_CASE("NSIGHTKIT_MODULE evaluates its arguments only in enabled builds") {
+  Recorder rec;
+  int evaluated = 0;
+  {
+    NSIGHTKIT_MODULE("step{}", ++evaluated);
+    NSIGHTKIT_MODULE("fixed");
+  }
+  CHECK(evaluated == (nsk::enabled ? 1 : 0));
+  CHECK(rec.lines() ==
+        expect({"push nsightkit step1", "push nsightkit fixed", "pop nsightkit", "pop nsightkit"}));
+  // The constructor form is a function call: its arguments are evaluated in both builds, and
+  // formatted only where something observes.
+  format_calls = 0;
+  { ModuleScope s{"s{}", Counted{++evaluated}}; }
+  CHECK(evaluated == (nsk::enabled ? 2 : 1));
+  CHECK(format_calls == (nsk::enabled ? 1 : 0));
+}
+
+TEST_CASE("formatted names shorter than 32 characters allocate nothing per call") {
+  if (!nsk_test::allocation_counting) {
+    WARN("not checked: this build's sanitizer runtime owns operator new");
+    return;
+  }
+  DomainGuard guard;
+  int depth_sum = 0;
+  auto pre = nsk::add_pre_hook([&](ModuleInfo const& m) { depth_sum += m.depth; });
+  auto run = [](char const* part) {
+    (void)part;  // NSIGHTKIT_MODULE expands to nothing in a disabled build
+    ModuleScope model{"decoder"};
+    for (int l = 0; l < 4; ++l) {
+      ModuleScope layer{"layer{}", l};
+      NSIGHTKIT_MODULE("head{}_{}", l % 2, part);
+    }
+  };
+  auto allocations_of = [&](char const* part) {
+    run(part);  // warm-up: the paths are created once
+    allocations = 0;
+    count_allocations = true;
+    for (int i = 0; i < 50; ++i) run(part);
+    count_allocations = false;
+    return allocations.load();
+  };
+  // With ranges (the test's NVTX tool copies names longer than 15 characters itself).
+  CHECK(allocations_of("kv") == 0);
+  // Without ranges, up to the longest name kept inside the scope: 31 characters.
+  nsk::set_module_ranges(false);
+  std::string const part(31 - std::string{"head0_"}.size(), 'q');
+  CHECK(allocations_of(part.c_str()) == 0);
+  CHECK(depth_sum == (nsk::enabled ? 2 * 51 * 4 * (1 + 2) : 0));
+}
+
+// ---- instrument: one function, a name per call site --------------------------------------------
+
+namespace {
+template <class T, class = void>
+struct can_call_as : std::false_type {};
+template <class T>
+struct can_call_as<T, std::void_t<decltype(std::declval<T>().as("x"))>> : std::true_type {};
+template <class T, class = void>
+struct can_call_as_temporary_string : std::false_type {};
+template <class T>
+struct can_call_as_temporary_string<T, std::void_t<decltype(std::declval<T>().as(std::string{}))>>
+    : std::true_type {};
+}  // namespace
+
+TEST_CASE("instrument: as() names one call site, calling the same function object") {
+  Recorder rec;
+  int state = 0;
+  auto fetch = nsk::instrument([&state](int i) { return state += i; }, "fetch");
+  using Fetch = decltype(fetch);
+  STATIC_REQUIRE(can_call_as<Fetch&>::value);
+  STATIC_REQUIRE(can_call_as<Fetch const&>::value);
+  STATIC_REQUIRE_FALSE(can_call_as<Fetch&&>::value);  // a temporary would die before the call
+  STATIC_REQUIRE_FALSE(can_call_as_temporary_string<Fetch&>::value);
+
+  std::vector<std::string> paths;
+  std::vector<void const*> modules;
+  std::vector<bool> unwinding;
+  auto pre = nsk::add_pre_hook([&](ModuleInfo const& m) {
+    paths.emplace_back(m.path);
+    modules.push_back(m.module);
+  });
+  auto post = nsk::add_post_hook([&](ModuleInfo const& m) { unwinding.push_back(m.unwinding); });
+  std::string const site = "warmup";
+  {
+    ModuleScope loop{"loader"};
+    CHECK(fetch(1) == 1);
+    CHECK(fetch.as("prefetch")(2) == 3);  // the same lambda: its state is shared
+    CHECK(fetch.as(site)(3) == 6);
+    Fetch const& cfetch = fetch;
+    CHECK(cfetch.as("const_site")(4) == 10);
+    CHECK(fetch.as("prefetch").name() == std::string{"prefetch"});
+  }
+  CHECK(fetch.name() == "fetch");  // the default name is unchanged
+
+  // Exceptions pass through a named call site too.
+  auto failing = nsk::instrument([](int) -> int { throw std::out_of_range("empty"); }, "next");
+  CHECK_THROWS_AS(failing.as("next_eval")(1), std::out_of_range);
+
+  // A malformed call-site name is reported (once, on stderr), not thrown: the call still runs.
+  int bad_calls = 0;
+  auto plain = nsk::instrument([&bad_calls] { ++bad_calls; }, "plain");
+  REQUIRE_NOTHROW(plain.as("a/b")());
+  CHECK(bad_calls == 1);
+
+  REQUIRE(
+      rec.lines() ==
+      expect({"push nsightkit loader", "push nsightkit fetch", "pop nsightkit",
+              "push nsightkit prefetch", "pop nsightkit", "push nsightkit warmup", "pop nsightkit",
+              "push nsightkit const_site", "pop nsightkit", "pop nsightkit",
+              "push nsightkit next_eval", "pop nsightkit", "push nsightkit a/b", "pop nsightkit"}));
+  CHECK(rec.open_ranges() == 0);
+  if (nsk::enabled) {
+    CHECK(paths == std::vector<std::string>{"loader", "loader/fetch", "loader/prefetch",
+                                            "loader/warmup", "loader/const_site", "next_eval",
+                                            "a/b"});
+    void const* const f = &fetch.function();
+    CHECK(modules ==
+          std::vector<void const*>{nullptr, f, f, f, f, &failing.function(), &plain.function()});
+    CHECK(unwinding == std::vector<bool>{false, false, false, false, false, true, false});
+  } else {
+    CHECK(paths.empty());
+  }
+}

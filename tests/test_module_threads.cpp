@@ -5,12 +5,15 @@
 
 #include <nsightkit/module.hpp>
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -262,4 +265,59 @@ TEST_CASE("module domain switched while threads run: every scope pops where it p
     CHECK(stack.empty());
   }
   CHECK(rec.open_ranges() == 0);
+}
+
+TEST_CASE("threads creating and reading paths at once: one node and one path string per path") {
+  REQUIRE(Recorder::installed());
+#if NSIGHTKIT_ENABLED
+  auto const nodes_before = nsk::detail::path_table_stats().nodes;
+#endif
+  // Every thread walks the same 300 names (creation races on the same keys) and its own names
+  // (the table grows while the others probe it); hooks and current_module_path() read the
+  // lazily built paths from all threads at once.
+  constexpr int threads = 4;
+  constexpr int shared = 300;
+  constexpr int rounds = 2;
+  std::mutex mutex;
+  std::map<std::string, std::set<char const*>> views;  // path -> addresses of its text
+  std::atomic<long> calls{0};
+  std::atomic<long> wrong{0};
+  auto hook = nsk::add_pre_hook([&](ModuleInfo const& m) {
+    calls.fetch_add(1);
+    if (m.path != nsk::current_module_path() || m.path.data() != nsk::current_module_path().data())
+      wrong.fetch_add(1);
+    std::lock_guard<std::mutex> lock{mutex};
+    views[std::string{m.path}].insert(m.path.data());
+  });
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([t, &wrong] {
+      for (int r = 0; r < rounds; ++r) {
+        for (int i = 0; i < shared; ++i) {
+          ModuleScope crowd{"crowd"};
+          ModuleScope name{"n{}", i};
+          ModuleScope own{"t{}", t};
+          std::string const expected = fmt::format("crowd/n{}/t{}", i, t);
+          if (nsk::current_module_path() != (nsk::enabled ? expected : "")) wrong.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  CHECK(wrong.load() == 0);
+  if (!nsk::enabled) {
+    CHECK(calls.load() == 0);
+    return;
+  }
+  CHECK(calls.load() == long{threads} * rounds * shared * 3);
+  // crowd, crowd/n<i> and crowd/n<i>/t<t>: each built once, whichever thread asked first.
+  CHECK(views.size() == std::size_t{1 + shared + shared * threads});
+  for (auto const& [path, addresses] : views) {
+    INFO(path);
+    CHECK(addresses.size() == 1u);
+  }
+#if NSIGHTKIT_ENABLED
+  CHECK(nsk::detail::path_table_stats().nodes - nodes_before ==
+        std::size_t{1 + shared + shared * threads});
+#endif
 }

@@ -62,6 +62,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -279,6 +280,67 @@ inline std::shared_ptr<HookSet> global_hook_set() noexcept {
 }  // namespace detail
 
 /**
+ * @brief The deepest nesting of module scopes that gets paths: scopes nested deeper (the
+ *        1025th scope of a thread's stack and below) push their ranges as usual but get no path
+ *        of their own.
+ *
+ * For such a scope no hook runs, and current_module_path() names its ancestor at the limit (a
+ * one-time message on stderr names this limit). It bounds the memory of paths: a path is stored
+ * once per distinct path, as long as its text, so paths asked for at every level of a stack of
+ * depth d cost O(d^2) bytes.
+ */
+inline constexpr int max_module_depth = 1024;
+
+#if NSIGHTKIT_ENABLED
+static_assert(max_module_depth == detail::module_depth_limit, "one limit, two spellings");
+
+namespace detail {
+
+/// A module name as a scope receives it: `size` is npos for a name that outlives the scope
+/// (pushed as a registered string), the length of a formatted name the scope owns (pushed as a
+/// plain message); `owned` is the heap copy of a long formatted name.
+struct ModuleName {
+  char const* text;
+  std::size_t size;
+  char* owned;
+};
+
+/// Formatted module names up to this size minus one are kept inside the scope (no allocation).
+inline constexpr std::size_t module_name_inline = 32;
+
+/// Formats a module name once: into `inline_text` when it fits, else into a heap copy. A failing
+/// formatter, or no memory for a long name, gives a fixed placeholder: scopes never throw.
+template <class... Args>
+NSIGHTKIT_DETAIL_NOINLINE inline ModuleName format_module_name(
+    char (&inline_text)[module_name_inline], fmt::string_view format, Args&... args) noexcept {
+  static constexpr char failed[] = "<nsightkit: name formatting failed>";
+  ModuleName const placeholder{failed, sizeof failed - 1, nullptr};
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+  try {
+#endif
+    fmt::memory_buffer buf;  // on this cold path's stack: long names are formatted only once
+    fmt::vformat_to(fmt::appender(buf), format, fmt::make_format_args(args...));
+    char* text = inline_text;
+    char* owned = nullptr;
+    if (buf.size() >= module_name_inline) {
+      owned = new (std::nothrow) char[buf.size() + 1];
+      if (owned == nullptr) return placeholder;
+      text = owned;
+    }
+    std::memcpy(text, buf.data(), buf.size());
+    text[buf.size()] = '\0';
+    return {text, buf.size(), owned};
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+  } catch (...) {
+    return placeholder;
+  }
+#endif
+}
+
+}  // namespace detail
+#endif
+
+/**
  * @brief Runs the module hooks around a scope: the top of a module's forward.
  *
  * On construction: pushes the module's NVTX range (default hooks), then runs the global pre
@@ -287,13 +349,16 @@ inline std::shared_ptr<HookSet> global_hook_set() noexcept {
  * range. Scopes nest per thread: a scope's path is the names of the scopes it runs inside
  * (`backbone/layer1/0/conv1`).
  *
- * The name must stay valid and unchanged until the scope ends (a string literal, or a string
- * owned by the module); it must be non-empty and contain no '/' (a malformed name is reported
- * once on stderr, the scope still works). Not copyable, not movable, not heap-allocatable: it
- * must end on its own thread in LIFO order, like ScopedRange.
+ * A fixed name must stay valid and unchanged until the scope ends (a string literal, or a string
+ * owned by the module). A formatted name (`ModuleScope{"h{}", l}`, or NSIGHTKIT_MODULE) is owned
+ * by the scope, and formatted only when something observes modules. Names must be non-empty and
+ * contain no '/' (a malformed name is reported once on stderr, the scope still works). Not
+ * copyable, not movable, not heap-allocatable: it must end on its own thread in LIFO order, like
+ * ScopedRange.
  *
  * Hooks do not run for scopes entered from inside a hook (a hook that calls a module cannot
- * recurse into itself); their ranges are still pushed.
+ * recurse into itself), nor for scopes nested deeper than max_module_depth; their ranges are
+ * still pushed.
  *
  * While nothing observes modules (no hook, tool, sink or track_module_paths()), a scope keeps no
  * state and costs about what a ScopedRange with no tool costs; from the first observer on it
@@ -303,37 +368,86 @@ inline std::shared_ptr<HookSet> global_hook_set() noexcept {
  * Tensor Backbone::forward(Tensor x) {
  *   nsightkit::ModuleScope scope{"backbone"};
  *   x = stem(x);
- *   for (auto& block : layer1) x = block(x);
+ *   for (int l = 0; l < n_layers; ++l) {
+ *     nsightkit::ModuleScope layer{"h{}", l};   // "h0", "h1", ...: formatted only if observed
+ *     x = blocks[l](x);
+ *   }
  *   return x;
  * }
  * @endcode
  */
 class ModuleScope {
  public:
-  /// A module scope named `name` (a string that outlives the scope).
+  /**
+   * @brief A module scope named `name`.
+   * @param name a string that outlives the scope (a null pointer names it "").
+   */
   NSIGHTKIT_DETAIL_MODULE_HOT explicit ModuleScope(char const* name) noexcept
       : ModuleScope(detail::ModuleCall{}, name, nullptr, nullptr) {}
 
-  /// A module scope named by a string that outlives the scope.
+  /**
+   * @brief A module scope named by a string that outlives the scope.
+   * @param name the module name; it must not change until the scope ends.
+   */
   explicit ModuleScope(std::string const& name) noexcept : ModuleScope(name.c_str()) {}
 
-  /// Rejected: a temporary string would die before the scope ends.
+  /// Rejected: a temporary string would die before the scope ends (use the formatted form).
   explicit ModuleScope(std::string&& name) = delete;
+
+  /**
+   * @brief A module scope named by an {fmt} format string and its arguments: `{"h{}", l}`.
+   *
+   * The name is formatted only when something observes modules (a hook, an NVTX tool, a sink,
+   * track_module_paths()); otherwise the arguments are not formatted at all. The scope owns the
+   * text until it ends: names shorter than 32 characters are kept inside the scope, longer ones
+   * on the heap. The format string is checked at compile time in C++20; NSIGHTKIT_MODULE checks
+   * it in C++17 too. The range is pushed with the text as a plain message, like a formatted
+   * range's name (not a registered string).
+   *
+   * @param format the format string.
+   * @param a0 first format argument.
+   * @param as further format arguments.
+   */
+  template <class A0, class... As>
+  explicit ModuleScope(fmt::format_string<A0, As...> format, A0&& a0, As&&... as) noexcept {
+#if NSIGHTKIT_ENABLED
+    begin_formatted(format, a0, as...);
+#else
+    (void)format;
+    ((void)a0, ..., (void)as);
+#endif
+  }
+
+  /// Internal (NSIGHTKIT_MODULE): `checked` is the compile-time format string, `literal` the same
+  /// text; without arguments the name is the literal itself.
+  template <class Site, class S, class... As>
+  ModuleScope(detail::SiteTag<Site> site, S const& checked, char const* literal,
+              As&&... as) noexcept {
+    (void)site;
+    if constexpr (sizeof...(As) == 0) {
+      (void)checked;
+#if NSIGHTKIT_ENABLED
+      begin(literal, nullptr, nullptr);
+#else
+      (void)literal;
+#endif
+    } else {
+      fmt::format_string<As...> const format{checked};  // compile-time check in C++17 too
+      (void)literal;
+#if NSIGHTKIT_ENABLED
+      begin_formatted(format, as...);
+#else
+      (void)format;
+      ((void)as, ...);
+#endif
+    }
+  }
 
   /// Internal (Hooked, instrument): with a Hooked instance's hooks and the module object.
   NSIGHTKIT_DETAIL_MODULE_HOT ModuleScope(detail::ModuleCall, char const* name,
                                           detail::HookSet* hooks, void const* module) noexcept {
 #if NSIGHTKIT_ENABLED
-    // The common case (nobody observes modules: no hook, no tool, no sink) is a few loads and no
-    // store that survives inlining, like a ScopedRange with no tool attached. Default ranges go
-    // wherever a ScopedRange would go: to a tool that handles pushes in this binary (NVTX's push
-    // pointer is per binary, not per domain, so the global domain's check answers for every
-    // domain) and to nsightkit's sinks.
-    bool const listening = detail::nvtx_listening<GlobalDomain>() || detail::sinks_active();
-    unsigned const mode = detail::module_registry().mode.load(std::memory_order_relaxed);
-    bool const ranges = listening && (mode & detail::mode_ranges) != 0;
-    tracked_ = ranges || (mode & detail::mode_tracking) != 0;
-    if (tracked_) enter(name, hooks, module, ranges, mode);
+    begin(name, hooks, module);
 #else
     (void)name;
     (void)hooks;
@@ -355,11 +469,51 @@ class ModuleScope {
   }
 
  private:
+  // The common case (nobody observes modules: no hook, no tool, no sink) is a few loads and no
+  // store that survives inlining, like a ScopedRange with no tool attached. Default ranges go
+  // wherever a ScopedRange would go: to a tool that handles pushes in this binary (NVTX's push
+  // pointer is per binary, not per domain, so the global domain's check answers for every
+  // domain) and to nsightkit's sinks.
+  NSIGHTKIT_DETAIL_MODULE_HOT void begin(char const* name, detail::HookSet* hooks,
+                                         void const* module) noexcept {
+    bool const listening = detail::nvtx_listening<GlobalDomain>() || detail::sinks_active();
+    unsigned const mode = detail::module_registry().mode.load(std::memory_order_relaxed);
+    bool const ranges = listening && (mode & detail::mode_ranges) != 0;
+    tracked_ = ranges || (mode & detail::mode_tracking) != 0;
+    if (tracked_) enter(name, hooks, module, ranges, mode);
+  }
+
+  // The same check; the name is formatted only past it.
+  template <class... Args>
+  NSIGHTKIT_DETAIL_MODULE_HOT void begin_formatted(fmt::string_view format,
+                                                   Args&... args) noexcept {
+    bool const listening = detail::nvtx_listening<GlobalDomain>() || detail::sinks_active();
+    unsigned const mode = detail::module_registry().mode.load(std::memory_order_relaxed);
+    bool const ranges = listening && (mode & detail::mode_ranges) != 0;
+    tracked_ = ranges || (mode & detail::mode_tracking) != 0;
+    if (tracked_) enter_formatted(ranges, mode, format, args...);
+  }
+
   NSIGHTKIT_DETAIL_MODULE_COLD void enter(char const* name, detail::HookSet* hooks,
                                           void const* module, bool ranges, unsigned mode) noexcept {
+    enter_body(detail::ModuleName{name != nullptr ? name : "", std::string_view::npos, nullptr},
+               hooks, module, ranges, mode);
+  }
+
+  template <class... Args>
+  NSIGHTKIT_DETAIL_MODULE_COLD void enter_formatted(bool ranges, unsigned mode,
+                                                    fmt::string_view format,
+                                                    Args&... args) noexcept {
+    enter_body(detail::format_module_name(text_, format, args...), nullptr, nullptr, ranges, mode);
+  }
+
+  NSIGHTKIT_DETAIL_MODULE_HOT void enter_body(detail::ModuleName const& name,
+                                              detail::HookSet* hooks, void const* module,
+                                              bool ranges, unsigned mode) noexcept {
     // A tool or sink listens: keep paths from now on, this scope included.
     if ((mode & detail::mode_tracking) == 0) detail::start_tracking();
-    frame_.name = name != nullptr ? name : "";
+    owned_ = name.owned;
+    frame_.name = name.text;
     frame_.node = nullptr;
     frame_.parent = detail::current_module_frame;
     detail::current_module_frame = &frame_;
@@ -367,7 +521,9 @@ class ModuleScope {
     observed_ = false;
     if (ranges) {
       ops_ = detail::module_registry().domain.load(std::memory_order_acquire);
-      ::new (static_cast<void*>(&emitted_)) detail::Emitted(ops_->push(frame_.name));
+      ::new (static_cast<void*>(&emitted_)) detail::Emitted(
+          name.size == std::string_view::npos ? ops_->push(name.text)
+                                              : ops_->push_text(name.text, name.size));
     }
     // Instance hooks are looked up only while some instance has one.
     detail::ModuleRegistry const& reg = detail::module_registry();
@@ -376,13 +532,18 @@ class ModuleScope {
                                     hooks != nullptr && hooks->count() != 0);
     if (!hooked || detail::running_hooks.depth != 0) return;
     detail::PathNode const* node = detail::resolve(&frame_);
-    if (node == nullptr) return;  // out of memory: no hooks for this call
+    // Out of memory for the node or its path, or nested beyond the depth limit (no path of its
+    // own): no hooks for this call.
+    if (node == nullptr || detail::beyond_depth_limit(frame_, node) ||
+        detail::node_path(*node) == nullptr) {
+      return;
+    }
     calls_ = node->calls.fetch_add(1, std::memory_order_relaxed) + 1;
     hooks_ = hooks;
     module_ = module;
     uncaught_ = std::uncaught_exceptions();
     observed_ = true;
-    ModuleInfo const info = make_info(node, false);
+    ModuleInfo const info = make_info(*node, false);
     detail::run_hooks(detail::global_hooks_snapshot(), false, info);
     if (hooks_ != nullptr && hooks_->count() != 0) {
       auto const list = hooks_->snapshot();
@@ -392,7 +553,7 @@ class ModuleScope {
 
   NSIGHTKIT_DETAIL_MODULE_COLD void leave() noexcept {
     if (observed_) {
-      ModuleInfo const info = make_info(frame_.node, std::uncaught_exceptions() > uncaught_);
+      ModuleInfo const info = make_info(*frame_.node, std::uncaught_exceptions() > uncaught_);
       detail::run_hooks(detail::global_hooks_snapshot(), true, info);
       if (hooks_ != nullptr && hooks_->count() != 0) {
         auto const list = hooks_->snapshot();
@@ -401,13 +562,16 @@ class ModuleScope {
     }
     if (ops_ != nullptr) ops_->pop(emitted_);
     detail::current_module_frame = frame_.parent;
+    if (owned_ != nullptr) delete[] owned_;
   }
 
-  ModuleInfo make_info(detail::PathNode const* node, bool unwinding) const noexcept {
+  /// The info of a node whose path is built (enter() checked).
+  NSIGHTKIT_DETAIL_MODULE_HOT ModuleInfo make_info(detail::PathNode const& node,
+                                                   bool unwinding) const noexcept {
     ModuleInfo info;
-    info.name = node->name;
-    info.path = node->path;
-    info.depth = node->depth;
+    info.name = std::string_view{node.name(), node.name_size};
+    info.path = std::string_view{node.path.load(std::memory_order_acquire), node.path_size};
+    info.depth = node.depth;
     info.call_count = calls_;
     info.thread = std::this_thread::get_id();
     info.os_thread_id = detail::os_thread_id();
@@ -428,6 +592,8 @@ class ModuleScope {
   void const* module_;
   std::uint64_t calls_;
   int uncaught_;
+  char* owned_;                            // a long formatted name, freed by leave()
+  char text_[detail::module_name_inline];  // a short formatted name
 #endif
 };
 
@@ -561,7 +727,8 @@ inline std::string_view current_module_path() noexcept {
   detail::ModuleFrame* f = detail::current_module_frame;
   if (f == nullptr) return {};
   detail::PathNode const* n = detail::resolve(f);
-  return n != nullptr ? std::string_view{n->path} : std::string_view{};
+  char const* path = n != nullptr ? detail::node_path(*n) : nullptr;
+  return path != nullptr ? std::string_view{path, n->path_size} : std::string_view{};
 #else
   return {};
 #endif
@@ -836,14 +1003,55 @@ class Hooked {
 };
 
 /**
+ * @brief One call site's name for an instrumented function: what Instrumented::as() returns.
+ *
+ * Calls the Instrumented's function (the same object: its state, and ModuleInfo::module, are
+ * shared with every other name it is called under) inside a module scope named by this call
+ * site. Holds a pointer to the function and to the name: use it within the expression that made
+ * it, or while both live.
+ *
+ * @tparam F the function type (`G const` for a const Instrumented).
+ *
+ * @code
+ * auto fetch = nsightkit::instrument(&Loader::next, "fetch");
+ * Batch b = fetch.as("prefetch")(loader);   // range "prefetch", the same function
+ * @endcode
+ */
+template <class F>
+class InstrumentedCall {
+ public:
+  /// Calls the function (std::invoke) inside a module scope named by this call site.
+  template <class... Args>
+  auto operator()(Args&&... args) const -> std::invoke_result_t<F&, Args...> {
+#if NSIGHTKIT_ENABLED
+    ModuleScope const scope{detail::ModuleCall{}, name_, nullptr, fn_};
+#endif
+    return std::invoke(*fn_, std::forward<Args>(args)...);
+  }
+
+  /// The module name the call runs under.
+  [[nodiscard]] char const* name() const noexcept { return name_; }
+
+ private:
+  template <class>
+  friend class Instrumented;
+  InstrumentedCall(F& fn, char const* name) noexcept : fn_{&fn}, name_{name} {}
+
+  F* fn_;
+  char const* name_;
+};
+
+/**
  * @brief A callable that runs a wrapped function inside a module scope (see instrument()).
  *
  * Calls forward arguments and the result exactly and let exceptions through (the scope ends,
- * post hooks run and the range is popped on the way). Copyable and movable when F is.
+ * post hooks run and the range is popped on the way). Copyable and movable when F is. as()
+ * names one call site differently.
  *
  * @code
  * auto fetch = nsightkit::instrument([&](int i) { return loader.fetch(i); }, "fetch");
- * Batch b = fetch(3);   // range "fetch", hooks
+ * Batch b = fetch(3);                  // range "fetch", hooks
+ * Batch w = fetch.as("warmup")(0);     // the same function, range "warmup"
  * @endcode
  */
 template <class F>
@@ -872,6 +1080,43 @@ class Instrumented {
 #endif
     return std::invoke(fn_, std::forward<Args>(args)...);
   }
+
+  /**
+   * @brief The same function under another module name, for one call site:
+   *        `fetch.as("prefetch")(args...)`.
+   *
+   * Costs what a call does (no allocation, no copy of the function); the name is not copied
+   * either. Like a ModuleScope name, a malformed name is reported once on stderr instead of
+   * thrown.
+   *
+   * @param name the call site's module name: a string that outlives the call (a literal).
+   * @return a callable that calls this Instrumented's function inside a scope named `name`.
+   */
+  [[nodiscard]] InstrumentedCall<F> as(char const* name) & noexcept { return {fn_, name}; }
+
+  /// as() on a const Instrumented: calls the const function object.
+  [[nodiscard]] InstrumentedCall<F const> as(char const* name) const& noexcept {
+    return {fn_, name};
+  }
+
+  /// as() with a name held in a string that outlives the call.
+  [[nodiscard]] InstrumentedCall<F> as(std::string const& name) & noexcept {
+    return as(name.c_str());
+  }
+
+  /// as() on a const Instrumented, with a name held in a string that outlives the call.
+  [[nodiscard]] InstrumentedCall<F const> as(std::string const& name) const& noexcept {
+    return as(name.c_str());
+  }
+
+  /// Rejected: the name would die before the call.
+  void as(std::string&& name) const = delete;
+
+  /// Rejected: the call would outlive the temporary Instrumented (keep it in a variable).
+  void as(char const* name) && = delete;
+
+  /// Rejected: the call would outlive the temporary Instrumented (keep it in a variable).
+  void as(std::string const& name) && = delete;
 
   /// The module name the calls run under.
   [[nodiscard]] std::string const& name() const noexcept { return name_; }
@@ -904,6 +1149,25 @@ inline Instrumented<std::decay_t<F>> instrument(F&& fn, std::string name) {
 }
 
 NSIGHTKIT_DETAIL_END_NAMESPACE
+
+#if NSIGHTKIT_ENABLED
+/**
+ * @brief A module scope for the rest of the enclosing block: `NSIGHTKIT_MODULE("h{}", l);`.
+ *
+ * The first argument must be a string literal; with more arguments it is a format string checked
+ * at compile time (also in C++17), formatted only when something observes modules, and owned by
+ * the scope (see ModuleScope's formatted constructor). Without arguments the literal is the name.
+ * Several may share one block (they nest in order). Under `NSIGHTKIT_DISABLE` it expands to
+ * nothing and its arguments are not evaluated.
+ */
+#define NSIGHTKIT_MODULE(...)                                                                      \
+  ::nsightkit::ModuleScope const NSIGHTKIT_DETAIL_UNIQUE(nsightkit_module_) {                      \
+    ::nsightkit::detail::make_site([] {}), FMT_STRING(NSIGHTKIT_DETAIL_FIRST(__VA_ARGS__)),        \
+        __VA_ARGS__                                                                                \
+  }
+#else
+#define NSIGHTKIT_MODULE(...) static_cast<void>(0)
+#endif
 
 #undef NSIGHTKIT_DETAIL_MODULE_COLD
 #undef NSIGHTKIT_DETAIL_MODULE_HOT

@@ -7,9 +7,13 @@
 //   at all, which is what keeps an unobserved scope as cheap as a ScopedRange. Paths are resolved
 //   from the stack only when someone needs them, so a hook installed while modules already run
 //   sees full paths (of scopes begun after tracking started).
-// - Path table: one node per distinct (parent path, name), created once and never freed. A node
-//   owns its path string, depth and call counter, so ModuleInfo::path costs no allocation after the
-//   first call of a path. Lookups are lock-free (append-only child lists); creation takes a mutex.
+// - Path table: one node per distinct (parent node, name), created once and never freed. A node
+//   holds its parent link, its own name, depth and call counter - not its full path: that string
+//   is built on the first request (a hook's ModuleInfo::path, current_module_path()) and kept,
+//   so a chain of depth d costs O(d) memory, not O(d^2), unless every level's path is asked for
+//   (bounded by module_depth_limit). Nodes are found through one hash table keyed by (parent,
+//   name): lookups are lock-free (open addressing, slots written once); creation and growth take
+//   a mutex, and a grown table keeps the one it replaced, which readers may still be probing.
 // - Hook sets: immutable hook lists replaced on every add/remove (copy on write) and published
 //   through a mutex-guarded shared_ptr. The global set is read through a per-thread snapshot
 //   revalidated by one atomic version load, so running modules never lock while hooks are stable.
@@ -29,6 +33,7 @@
 #include <nsightkit/range.hpp>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -52,16 +57,41 @@ namespace detail {
 // ---------------------------------------------------------------------------------------------
 // Path table
 
-/// One distinct module path. Created once, never freed, immutable except for its counter and its
-/// list of children.
+/// Module scopes nested deeper than this get no path node of their own (module.hpp's
+/// max_module_depth): it bounds the memory of paths that are asked for at every level.
+inline constexpr int module_depth_limit = 1024;
+
+/// One distinct module path: a parent link and the last component. Created once, never freed;
+/// immutable except for its counter and its lazily built full path. The name's characters
+/// (NUL-terminated) follow the node in the same allocation.
 struct PathNode {
   PathNode const* parent{nullptr};
-  std::string name;                             ///< last path component
-  std::string path;                             ///< full path, components joined by '/'
-  int depth{0};                                 ///< 0 for a module with no enclosing module
-  mutable std::atomic<std::uint64_t> calls{0};  // observed calls of this path
-  std::atomic<PathNode*> first_child{nullptr};
-  PathNode* next_sibling{nullptr};  ///< written before the node is published, then immutable
+  std::uint64_t hash{0};     ///< of (parent, name): the path table's key
+  std::size_t name_size{0};  ///< length of the last component
+  std::size_t path_size{0};  ///< length of the full path, components joined by '/'
+  int depth{0};              ///< 0 for a module with no enclosing module
+  mutable std::atomic<std::uint64_t> calls{0};     // observed calls of this path
+  mutable std::atomic<char const*> path{nullptr};  // full path, built on first request
+
+  [[nodiscard]] char const* name() const noexcept {
+    return reinterpret_cast<char const*>(this + 1);
+  }
+};
+
+/// An open-addressing table of nodes: power-of-two capacity, kept at most half full while memory
+/// allows and never full, so a probe ends at a free slot. A slot is written once, from null to a
+/// node, so readers probe without a lock.
+struct PathTable {
+  std::size_t mask{0};  ///< capacity - 1
+  std::atomic<PathNode const*>* slots{nullptr};
+  PathTable const* replaced{nullptr};  ///< kept: readers may still probe it
+};
+
+/// Sizes of the path table, for tests and benchmarks.
+struct PathTableStats {
+  std::size_t nodes{0};       ///< distinct paths
+  std::size_t path_bytes{0};  ///< bytes of full-path strings built so far (outermost excluded)
+  std::size_t slots{0};       ///< capacity of the current table
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -172,6 +202,7 @@ class HookSet {
 struct ModuleDomainOps {
   char const* name;
   Emitted (*push)(char const* name) noexcept;
+  Emitted (*push_text)(char const* text, std::size_t size) noexcept;
   void (*pop)(Emitted const& e) noexcept;
 };
 
@@ -182,6 +213,13 @@ inline Emitted module_push(char const* name) noexcept {
   return emit_static<D, Op::push>(Attributes{}, name);
 }
 
+/// The default pre hook of a scope with a formatted name: a plain message, like a formatted
+/// range's (per-call text is not registered, so it cannot grow the tool's string table).
+template <class D>
+inline Emitted module_push_text(char const* text, std::size_t size) noexcept {
+  return emit_dynamic<D, Op::push>(Attributes{}, text, size);
+}
+
 /// The default post hook: pops wherever module_push<D> pushed.
 template <class D>
 inline void module_pop(Emitted const& e) noexcept {
@@ -189,7 +227,8 @@ inline void module_pop(Emitted const& e) noexcept {
 }
 
 template <class D>
-inline constexpr ModuleDomainOps module_domain_ops{D::name, &module_push<D>, &module_pop<D>};
+inline constexpr ModuleDomainOps module_domain_ops{D::name, &module_push<D>, &module_push_text<D>,
+                                                   &module_pop<D>};
 
 // ---------------------------------------------------------------------------------------------
 // The registry
@@ -204,10 +243,14 @@ struct ModuleRegistry {
   std::atomic<int> instance_hooks{0};  ///< hooks installed on Hooked instances, all instances
   std::atomic<ModuleDomainOps const*> domain{&module_domain_ops<DefaultDomain>};
   HookSet global;
-  std::atomic<PathNode*> roots{nullptr};  ///< nodes of modules with no enclosing module
-  std::mutex path_mutex;                  ///< serialises node creation
+  std::atomic<PathTable const*> paths{nullptr};  ///< the current path table (null until used)
+  std::mutex path_mutex;                         ///< serialises node creation and growth
+  std::size_t path_count{0};                     ///< nodes in the table (under path_mutex)
+  std::atomic<std::size_t> path_bytes{0};        ///< see PathTableStats
   std::atomic<bool> hook_exception_reported{false};
   std::atomic<bool> bad_name_reported{false};
+  std::atomic<bool> depth_limit_reported{false};
+  std::atomic<bool> out_of_memory_reported{false};
 };
 
 /// Holds a value that is constant-initialised and never destroyed: modules may still run on
@@ -248,7 +291,7 @@ inline HookSet::~HookSet() {
 struct ModuleFrame {
   char const* name;
   ModuleFrame* parent;
-  PathNode const* node;  ///< resolved on first need, then cached
+  PathNode const* node;  ///< resolved on first need, then cached (see resolve())
 };
 
 /// The innermost module scope of the calling thread (null outside any module).
@@ -277,54 +320,256 @@ inline bool valid_module_name(std::string_view name) noexcept {
   return !name.empty() && name.find('/') == std::string_view::npos;
 }
 
+/// One message per process when module scopes nest deeper than module_depth_limit.
+inline void report_depth_limit() noexcept {
+  std::atomic<bool>& reported = module_registry().depth_limit_reported;
+  if (reported.load(std::memory_order_relaxed) || reported.exchange(true)) return;
+  std::fprintf(stderr,
+               "nsightkit: module scopes are nested deeper than %d levels "
+               "(nsightkit::max_module_depth); deeper scopes still push their ranges but get no "
+               "path of their own: hooks do not run for them and current_module_path() names "
+               "their ancestor at the limit. Reported once.\n",
+               module_depth_limit);
+}
+
+/// One message per process when the path table cannot grow.
+inline void report_out_of_memory() noexcept {
+  std::atomic<bool>& reported = module_registry().out_of_memory_reported;
+  if (reported.load(std::memory_order_relaxed) || reported.exchange(true)) return;
+  std::fprintf(stderr,
+               "nsightkit: out of memory while storing a module path; module calls whose path "
+               "could not be stored run without hooks, and current_module_path() is \"\" in "
+               "them. Reported once.\n");
+}
+
+/// The table key of `name` under `parent`: the name's std::hash mixed with the parent's address
+/// (splitmix64's finaliser, so that both reach the low bits the table indexes by).
+inline std::uint64_t path_hash(PathNode const* parent, std::string_view name) noexcept {
+  std::uint64_t h = static_cast<std::uint64_t>(std::hash<std::string_view>{}(name));
+  h ^= static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(parent)) +
+       0x9E3779B97F4A7C15ull + (h << 6u) + (h >> 2u);
+  h ^= h >> 30u;
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 27u;
+  h *= 0x94D049BB133111EBull;
+  h ^= h >> 31u;
+  return h;
+}
+
+/// The node for (`parent`, `name`) in `t`, or null.
+inline PathNode const* probe(PathTable const& t, std::uint64_t h, PathNode const* parent,
+                             std::string_view name) noexcept {
+  for (std::size_t i = static_cast<std::size_t>(h) & t.mask;; i = (i + 1) & t.mask) {
+    PathNode const* n = t.slots[i].load(std::memory_order_acquire);
+    if (n == nullptr) return nullptr;  // the table is never full
+    if (n->hash == h && n->parent == parent && n->name_size == name.size() &&
+        std::memcmp(n->name(), name.data(), name.size()) == 0) {
+      return n;
+    }
+  }
+}
+
+/// Puts `n` in the first free slot of its probe sequence (under path_mutex, or before `t` is
+/// published).
+inline void place(PathTable const& t, PathNode const* n, std::memory_order order) noexcept {
+  std::size_t i = static_cast<std::size_t>(n->hash) & t.mask;
+  while (t.slots[i].load(std::memory_order_relaxed) != nullptr) i = (i + 1) & t.mask;
+  t.slots[i].store(n, order);
+}
+
+/// A table twice the size of `old` (64 slots when null) holding all its nodes; null when memory
+/// runs out. Under path_mutex.
+inline PathTable* grown_table(PathTable const* old) noexcept {
+  std::size_t const slots = old != nullptr ? 2 * (old->mask + 1) : 64;
+  if (old != nullptr && slots <= old->mask + 1) return nullptr;  // size_t overflow
+  auto* t = new (std::nothrow) PathTable{};
+  if (t == nullptr) return nullptr;
+  t->slots = new (std::nothrow) std::atomic<PathNode const*>[slots]();
+  if (t->slots == nullptr) {
+    delete t;
+    return nullptr;
+  }
+  t->mask = slots - 1;
+  t->replaced = old;
+  if (old != nullptr) {
+    for (std::size_t i = 0; i <= old->mask; ++i) {
+      if (PathNode const* n = old->slots[i].load(std::memory_order_relaxed)) {
+        place(*t, n, std::memory_order_relaxed);  // published by the caller's release store
+      }
+    }
+  }
+  return t;
+}
+
 /// The node for `name` under `parent` (null parent: top level), created on first sight.
 /// Returns null only when memory runs out.
 inline PathNode const* find_or_add_child(PathNode const* parent, char const* name) noexcept {
   ModuleRegistry& reg = module_registry();
-  auto& head = parent != nullptr ? const_cast<PathNode*>(parent)->first_child : reg.roots;
-  for (PathNode* p = head.load(std::memory_order_acquire); p != nullptr; p = p->next_sibling) {
-    if (std::strcmp(p->name.c_str(), name) == 0) return p;
+  std::string_view const key{name};
+  std::uint64_t const h = path_hash(parent, key);
+  if (PathTable const* t = reg.paths.load(std::memory_order_acquire)) {
+    if (PathNode const* n = probe(*t, h, parent, key)) return n;
   }
   std::lock_guard<std::mutex> lock{reg.path_mutex};
-  PathNode* const first = head.load(std::memory_order_acquire);
-  for (PathNode* p = first; p != nullptr; p = p->next_sibling) {
-    if (std::strcmp(p->name.c_str(), name) == 0) return p;
+  PathTable const* t = reg.paths.load(std::memory_order_relaxed);
+  if (t != nullptr) {
+    if (PathNode const* n = probe(*t, h, parent, key)) return n;
   }
-  if (!valid_module_name(name)) report_bad_name(name);
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-  try {
-#endif
-    // Leaked on purpose: ModuleInfo::path views stay valid for the life of the process.
-    auto* node = new PathNode{};
-    node->parent = parent;
-    node->name = name;
-    if (parent != nullptr) {
-      node->path.reserve(parent->path.size() + 1 + node->name.size());
-      node->path = parent->path;
-      node->path += '/';
-      node->depth = parent->depth + 1;
+  if (!valid_module_name(key)) report_bad_name(name);
+  // At most half full; past that, grow. When growing fails, the old table takes nodes until one
+  // free slot is left (probes end at a free slot).
+  if (t == nullptr || 2 * (reg.path_count + 1) > t->mask + 1) {
+    if (PathTable* bigger = grown_table(t)) {
+      reg.paths.store(bigger, std::memory_order_release);
+      t = bigger;
+    } else if (t == nullptr || reg.path_count + 2 > t->mask + 1) {
+      report_out_of_memory();
+      return nullptr;
     }
-    node->path += node->name;
-    node->next_sibling = first;
-    head.store(node, std::memory_order_release);
-    return node;
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-  } catch (...) {
+  }
+  // Leaked on purpose: ModuleInfo views stay valid for the life of the process.
+  void* const mem = ::operator new(sizeof(PathNode) + key.size() + 1, std::nothrow);
+  if (mem == nullptr) {
+    report_out_of_memory();
     return nullptr;
   }
-#endif
+  auto* node = ::new (mem) PathNode{};
+  char* const name_text = static_cast<char*>(mem) + sizeof(PathNode);  // what name() reads
+  std::memcpy(name_text, key.data(), key.size());
+  name_text[key.size()] = '\0';
+  node->parent = parent;
+  node->hash = h;
+  node->name_size = key.size();
+  if (parent != nullptr) {
+    node->depth = parent->depth + 1;
+    node->path_size = parent->path_size + 1 + key.size();
+  } else {
+    node->path_size = key.size();
+    node->path.store(node->name(), std::memory_order_relaxed);  // an outermost path is its name
+  }
+  place(*t, node, std::memory_order_release);
+  ++reg.path_count;
+  return node;
 }
 
-/// The path node of `f`, resolving (and caching in the frames) its ancestors first.
+/// Builds, publishes and returns `n`'s full path; null when memory runs out.
+NSIGHTKIT_DETAIL_NOINLINE inline char const* build_path(PathNode const& n) noexcept {
+  auto* const buf = static_cast<char*>(::operator new(n.path_size + 1, std::nothrow));
+  if (buf == nullptr) {
+    report_out_of_memory();
+    return nullptr;
+  }
+  // From the end: names and separators up to the first ancestor whose path exists (every
+  // outermost node's does), which is copied in one piece.
+  char* end = buf + n.path_size;
+  *end = '\0';
+  for (PathNode const* q = &n; q != nullptr;) {
+    if (q != &n) {
+      if (char const* known = q->path.load(std::memory_order_acquire)) {
+        std::memcpy(buf, known, q->path_size);
+        break;
+      }
+    }
+    end -= q->name_size;
+    std::memcpy(end, q->name(), q->name_size);
+    q = q->parent;
+    if (q != nullptr) *--end = '/';
+  }
+  char const* expected = nullptr;
+  if (n.path.compare_exchange_strong(expected, buf, std::memory_order_acq_rel,
+                                     std::memory_order_acquire)) {
+    module_registry().path_bytes.fetch_add(n.path_size + 1, std::memory_order_relaxed);
+    return buf;
+  }
+  ::operator delete(buf);  // another thread built it first: use theirs, so views stay unique
+  return expected;
+}
+
+/// `n`'s full path (NUL-terminated, n.path_size characters, valid for the rest of the process),
+/// built on the first request; null when memory runs out.
+inline char const* node_path(PathNode const& n) noexcept {
+  if (char const* p = n.path.load(std::memory_order_acquire)) return p;
+  return build_path(n);
+}
+
+/// find_or_add_child() through a small per-thread cache keyed by the parent and the name's
+/// address: a model calls the same scopes with the same name strings over and over, and a hit
+/// costs one string comparison instead of hashing the name. The content is compared on every
+/// hit, so a buffer reused for another name (a formatted name) is never mistaken.
+inline PathNode const* cached_child(PathNode const* parent, char const* name) noexcept {
+  struct Entry {
+    PathNode const* parent;
+    char const* name;
+    PathNode const* node;
+  };
+  static constexpr std::size_t slots = 64;
+  thread_local Entry cache[slots]{};  // nodes are never freed: entries cannot dangle
+  auto const key =
+      reinterpret_cast<std::uintptr_t>(name) ^ (reinterpret_cast<std::uintptr_t>(parent) >> 4u);
+  Entry& e = cache[(key ^ (key >> 7u)) % slots];
+  if (e.name == name && e.parent == parent && std::strcmp(e.node->name(), name) == 0) return e.node;
+  PathNode const* node = find_or_add_child(parent, name);
+  if (node != nullptr) e = Entry{parent, name, node};
+  return node;
+}
+
+/// The node of `f` given its parent frame's node (`up`): its own, or for a frame nested beyond
+/// module_depth_limit, `up` itself (its ancestor at the limit: node depths follow frame depths
+/// up to the limit). Null when memory runs out.
+inline PathNode const* resolve_frame(ModuleFrame const& f, PathNode const* up) noexcept {
+  if (up != nullptr && up->depth + 1 >= module_depth_limit) {
+    report_depth_limit();
+    return up;
+  }
+  return cached_child(up, f.name);
+}
+
+/// True when `f` (resolved to `node`) is nested beyond module_depth_limit: it shares its
+/// parent's node instead of having its own.
+inline bool beyond_depth_limit(ModuleFrame const& f, PathNode const* node) noexcept {
+  return f.parent != nullptr && f.parent->node == node;
+}
+
+/// The path node of `f` (see resolve_frame()), resolving and caching its unresolved ancestors
+/// first. Iterative, with no allocation, however deep the stack: the walk up reverses the parent
+/// links of the unresolved frames (they belong to this thread only), the walk down restores them.
 inline PathNode const* resolve(ModuleFrame* f) noexcept {
   if (f->node != nullptr) return f->node;
-  PathNode const* parent = nullptr;
-  if (f->parent != nullptr) {
-    parent = resolve(f->parent);
-    if (parent == nullptr) return nullptr;
+  if (f->parent == nullptr || f->parent->node != nullptr) {  // the common case: one step
+    f->node = resolve_frame(*f, f->parent != nullptr ? f->parent->node : nullptr);
+    return f->node;
   }
-  f->node = find_or_add_child(parent, f->name);
+  ModuleFrame* reversed = nullptr;  // unresolved frames, outermost first
+  ModuleFrame* up = f;
+  while (up != nullptr && up->node == nullptr) {
+    ModuleFrame* const next = up->parent;
+    up->parent = reversed;
+    reversed = up;
+    up = next;
+  }
+  PathNode const* node = up != nullptr ? up->node : nullptr;
+  bool resolving = true;
+  while (reversed != nullptr) {
+    ModuleFrame* const next = reversed->parent;
+    reversed->parent = up;
+    if (resolving) {
+      node = resolve_frame(*reversed, node);
+      reversed->node = node;
+      resolving = node != nullptr;  // out of memory: the frames below stay unresolved
+    }
+    up = reversed;
+    reversed = next;
+  }
   return f->node;
+}
+
+/// Current sizes of the path table.
+inline PathTableStats path_table_stats() noexcept {
+  ModuleRegistry& reg = module_registry();
+  std::lock_guard<std::mutex> lock{reg.path_mutex};
+  PathTable const* t = reg.paths.load(std::memory_order_relaxed);
+  return {reg.path_count, reg.path_bytes.load(std::memory_order_relaxed),
+          t != nullptr ? t->mask + 1 : 0};
 }
 
 /// The global hook lists as this thread last saw them, revalidated by one version load. The
