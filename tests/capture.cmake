@@ -1,28 +1,48 @@
 # CaptureWindow tests (included from tests/CMakeLists.txt).
 #
-# capture.hpp calls the CUDA runtime (cudaProfilerStart/Stop, cudaDeviceSynchronize) when it is
-# compiled with the CUDA headers (NSIGHTKIT_HAS_CUDA), so a test that constructs a window links
-# cudart where the toolkit exists; without the toolkit the header is built with
-# NSIGHTKIT_HAS_CUDA=0 and makes no CUDA call at all.
-set(_nsk_capture_libs "")
-set(_nsk_capture_no_cuda OFF)
-if(NOT TARGET CUDA::cudart)
-  find_package(CUDAToolkit QUIET)
-endif()
-if(TARGET CUDA::cudart)
-  set(_nsk_capture_libs CUDA::cudart)
-else()
-  set(_nsk_capture_no_cuda ON)
-endif()
-
-nsightkit_add_test(test_capture SOURCES test_capture.cpp LIBRARIES ${_nsk_capture_libs})
+# The capture window links no CUDA library: its profiler backend loads the CUDA driver at run
+# time (detail/cuda_driver.hpp). So none of these tests links CUDA::cudart; the GPU test links it
+# only for its own kernels and allocations.
+nsightkit_add_test(test_capture SOURCES test_capture.cpp)
 # The same tests compiled with NSIGHTKIT_DISABLE inside an enabled build (the Recorder stays on):
 # proves the disabled window silent while it keeps counting steps and phases.
-nsightkit_add_test(test_capture_disabled SOURCES test_capture_disabled.cpp DISABLED
-  LIBRARIES ${_nsk_capture_libs})
-if(_nsk_capture_no_cuda)
-  target_compile_definitions(test_capture PRIVATE NSIGHTKIT_HAS_CUDA=0)
-  target_compile_definitions(test_capture_disabled PRIVATE NSIGHTKIT_HAS_CUDA=0)
+nsightkit_add_test(test_capture_disabled SOURCES test_capture_disabled.cpp DISABLED)
+
+# The driver backend against a fake driver: libcuda.so.1 (tests/fake_driver) alone in a directory
+# that the tests put first on LD_LIBRARY_PATH, so the loader's dlopen finds it. test_capture_driver
+# does not link it. One ctest entry per world (the driver is loaded once per process).
+if(UNIX AND NOT APPLE)
+  add_library(nsk_fake_cuda SHARED fake_driver/fake_cuda.cpp)
+  target_link_libraries(nsk_fake_cuda PRIVATE nsightkit_warnings Threads::Threads)
+  set_target_properties(nsk_fake_cuda PROPERTIES
+    OUTPUT_NAME cuda PREFIX lib SUFFIX .so.1
+    LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fake_driver
+    CXX_VISIBILITY_PRESET hidden)
+
+  add_executable(test_capture_driver test_capture_driver.cpp recorder_main.cpp)
+  target_link_libraries(test_capture_driver PRIVATE nsightkit::nsightkit nsightkit_warnings
+    Catch2::Catch2 Threads::Threads ${CMAKE_DL_LIBS})
+  target_include_directories(test_capture_driver PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  add_dependencies(test_capture_driver nsk_fake_cuda)
+
+  set(_nsk_fake_path "LD_LIBRARY_PATH=path_list_prepend:$<TARGET_FILE_DIR:nsk_fake_cuda>")
+  # world   tag            environment (besides NSIGHTKIT_TEST_ENV_MOD)
+  set(_nsk_driver_worlds
+    "fake driver|[fake]|${_nsk_fake_path}"
+    "no device|[no_device]|${_nsk_fake_path}@NSK_FAKE_CUDA=set:no_device"
+    "cuInit fails|[init_fails]|${_nsk_fake_path}@NSK_FAKE_CUDA=set:init=999"
+    "no driver|[no_driver]|NSK_TEST_NO_DRIVER=set:1")
+  foreach(world IN LISTS _nsk_driver_worlds)
+    string(REPLACE "|" ";" parts "${world}")
+    list(GET parts 0 what)
+    list(GET parts 1 tag)
+    list(GET parts 2 env)
+    string(REPLACE "@" ";" env "${env}")
+    add_test(NAME "test_capture_driver: ${what}"
+      COMMAND test_capture_driver "${tag}" --warn NoTests)
+    set_tests_properties("test_capture_driver: ${what}" PROPERTIES LABELS cpu
+      SKIP_RETURN_CODE 77 ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD};${env}")
+  endforeach()
 endif()
 
 # On a device: the real CUDA profiler backend (label gpu; skipped without a GPU).

@@ -948,14 +948,15 @@ TEST_CASE("a throwing callback is reported and does not stop the others") {
   CHECK(diagnostics == when_on({"CaptureWindow: an on_start callback threw: nope; ignored"}));
 }
 
-#if NSIGHTKIT_HAS_CUDA
-TEST_CASE("the CUDA runtime backend fails soft without a driver (and succeeds with one)") {
+TEST_CASE("the default CUDA profiler backend: one line without a driver or device, none with one") {
+  // This test links no CUDA library: the backend loads the driver at run time. Where there is
+  // none (CI), the window says so once; on a GPU machine it captures without a message.
+  // test_capture_driver checks each case against a fake driver.
   ScopedEnv clean{"NSIGHTKIT_CAPTURE", nullptr};
-  int devices = 0;
-  cudaError_t const status = cudaGetDeviceCount(&devices);
-  bool const have_device = status == cudaSuccess && devices > 0;
+  std::string why;
+  nsk::detail::cuda_driver::describe_unavailable(why);
   std::vector<std::string> diagnostics;
-  CaptureOptions o;  // the default backend: the CUDA runtime
+  CaptureOptions o;  // the default backend
   o.diagnostics = [&](std::string const& m) { diagnostics.push_back(m); };
   int starts = 0;
   int stops = 0;
@@ -970,16 +971,15 @@ TEST_CASE("the CUDA runtime backend fails soft without a driver (and succeeds wi
   }
   CHECK(starts == (on ? 2 : 0));
   CHECK(stops == (on ? 2 : 0));
-  if (!on || have_device) {
+  if (!on || why.empty()) {
     CHECK(diagnostics.empty());
   } else {
-    REQUIRE(diagnostics.size() == 1u);  // one message for the whole run, not one per window
-    CHECK_THAT(diagnostics[0], Contains("cudaProfilerStart()"));
-    CHECK_THAT(diagnostics[0], Contains(cudaGetErrorName(status)));
-    CHECK_THAT(diagnostics[0], Contains("capture continues without the profiler backend"));
+    // one message for the whole run, not one per window
+    CHECK(diagnostics == Lines{"CaptureWindow: no CUDA driver/device (" + why +
+                               "): capture continues without the profiler"});
+    CHECK(nsk::cuda_profiler_backend().start() == "no CUDA driver/device (" + why + ")");
   }
 }
-#endif
 
 TEST_CASE("a disabled build ignores the environment and still counts steps and phases") {
   ScopedEnv env{"NSIGHTKIT_CAPTURE", "off"};  // ignored by a disabled build

@@ -8,7 +8,7 @@
  * for (int i = 0; i < 20; ++i) {
  *   auto step = window.step();   // NVTX range "step i"; steps 7, 8, 9 are captured
  *   train_step(i);
- * }                              // cudaProfilerStart before step 7, Stop after step 9
+ * }                              // cuProfilerStart before step 7, cuProfilerStop after step 9
  * @endcode
  *
  * **Steps** are numbered from 0 in the order step() is called. With `skip_first = s`,
@@ -19,11 +19,13 @@
  * CaptureSchedule's default is `repeat = 1`: one window, which is what a profiler run wants.
  *
  * **Backends** (CaptureBackend, combinable; callbacks are always available):
- * - `cuda_profiler`: `cudaProfilerStart()` when the first active step of a window begins,
- *   `cudaProfilerStop()` when its last active step ends, the device synchronized first
- *   (`cudaDeviceSynchronize`, unless CaptureOptions::synchronize_before_stop is false) so the
- *   window's last kernels finish inside the capture. Pairs with
- *   `nsys profile --capture-range=cudaProfilerApi` and `ncu --profile-from-start off`.
+ * - `cuda_profiler`: the CUDA profiler API, `cuProfilerStart()` when the first active step of a
+ *   window begins, `cuProfilerStop()` when its last active step ends, the context synchronized
+ *   first (`cuCtxSynchronize`, unless CaptureOptions::synchronize_before_stop is false) so the
+ *   window's last kernels finish inside the capture. These are the CUDA driver's counterparts of
+ *   cudaProfilerStart / cudaDeviceSynchronize / cudaProfilerStop; the driver is loaded at run
+ *   time, so the program links no CUDA library for them (see cuda_profiler_backend()). Pairs
+ *   with `nsys profile --capture-range=cudaProfilerApi` and `ncu --profile-from-start off`.
  *   Overlapping windows share the profiler: it stops when the last of them ends.
  * - `nvtx_range`: a start/end range (default name "capture", a registered string, domain
  *   "nsightkit") spanning each window, for `nsys profile --capture-range=nvtx -p capture@nsightkit`
@@ -49,9 +51,11 @@
  * std::invalid_argument from the constructor). It never silently captures another window.
  *
  * **Errors.** A schedule written in code that is invalid throws std::invalid_argument from the
- * constructor. A failing profiler backend (e.g. no driver: cudaErrorInsufficientDriver) prints
- * one message naming the CUDA error; capture goes on without that backend (NVTX range,
- * callbacks, capture state), never a crash.
+ * constructor. Where there is no CUDA driver or no device, a window using the default profiler
+ * says so once ("no CUDA driver/device (<why>): capture continues without the profiler") when its
+ * first window opens. Any other failing profiler call prints one message naming the driver call
+ * and the error (e.g. "cuProfilerStart() returned CUDA_ERROR_UNKNOWN (999): unknown error");
+ * capture goes on without that backend (NVTX range, callbacks, capture state), never a crash.
  *
  * **Ends.** The window's destructor and close() end an open capture. The first capture that
  * opens installs a std::atexit handler that ends captures still open when the program calls
@@ -75,6 +79,7 @@
 #include <nsightkit/detail/capture_parse.hpp>
 #include <nsightkit/detail/capture_registry.hpp>
 #include <nsightkit/detail/capture_state.hpp>
+#include <nsightkit/detail/cuda_driver.hpp>
 #include <nsightkit/range.hpp>
 
 #include <atomic>
@@ -91,11 +96,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#if NSIGHTKIT_HAS_CUDA
-#include <cuda_profiler_api.h>
-#include <cuda_runtime_api.h>
-#endif
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 
@@ -231,7 +231,7 @@ struct CaptureSchedule {
 /// The backends a window drives at its edges; combine with `|`.
 enum class CaptureBackend : unsigned {
   none = 0u,           ///< neither (callbacks and the capture state still work)
-  cuda_profiler = 1u,  ///< cudaProfilerStart / cudaProfilerStop (through a ProfilerBackend)
+  cuda_profiler = 1u,  ///< cuProfilerStart / cuProfilerStop (through a ProfilerBackend)
   nvtx_range = 2u,     ///< an NVTX start/end range spanning each window
   all = 3u,            ///< both
 };
@@ -251,7 +251,8 @@ constexpr bool has_backend(CaptureBackend set, CaptureBackend b) noexcept {
 
 /**
  * @brief What a window calls to start, synchronize and stop a profiler. The default is the CUDA
- *        runtime (cuda_profiler_backend()); inject your own to test or to drive another tool.
+ *        driver's profiler API (cuda_profiler_backend()); inject your own to test or to drive
+ *        another tool.
  *
  * Each call returns "" on success, else one sentence saying what failed (it becomes the
  * window's diagnostic). Calls are made under a process-wide lock: a backend must not call back
@@ -287,27 +288,28 @@ class ProfilerBackend {
   ProfilerBackend& operator=(ProfilerBackend const&) = default;
 };
 
-#if NSIGHTKIT_HAS_CUDA || defined(NSIGHTKIT_DOXYGEN)
 namespace detail {
 
-/// "cudaProfilerStart() returned cudaErrorInsufficientDriver (35): <CUDA's description>".
-inline std::string describe_cuda_failure(char const* call, cudaError_t code) {
-  (void)cudaGetLastError();  // clear a non-sticky error so later user checks are not confused
-  char const* name = cudaGetErrorName(code);
-  char const* text = cudaGetErrorString(code);
-  std::string m = call;
-  m += " returned ";
-  m += name == nullptr ? "an unknown error" : name;
-  m += " (" + std::to_string(static_cast<int>(code)) + ")";
-  if (text != nullptr) {
-    m += ": ";
-    m += text;
-  }
+/// "no CUDA driver/device (the NVIDIA driver library libcuda.so.1 could not be loaded)".
+inline std::string describe_no_cuda_driver() {
+  std::string m = "no CUDA driver/device (";
+  cuda_driver::describe_unavailable(m);
+  m += ')';
   return m;
 }
 
-/// The CUDA runtime's profiler API, shared by the whole process (reference-counted starts).
-class CudaRuntimeProfiler final : public ProfilerBackend {
+/// "cuProfilerStart() returned CUDA_ERROR_UNKNOWN (999): unknown error".
+inline std::string describe_driver_failure(char const* call, int status) {
+  std::string m = call;
+  m += " returned ";
+  cuda_driver::describe(m, status);
+  return m;
+}
+
+/// The CUDA profiler API through the driver (cuProfilerStart / cuCtxSynchronize /
+/// cuProfilerStop), loaded at run time: the program links no CUDA library for it. Shared by the
+/// whole process (reference-counted starts, as the profiler state is per process).
+class CudaDriverProfiler final : public ProfilerBackend {
  public:
   std::string start() override {
     std::lock_guard<std::mutex> lock{capture_registry.profiler_mutex};
@@ -315,54 +317,83 @@ class CudaRuntimeProfiler final : public ProfilerBackend {
       ++capture_registry.profiler_starts;  // already running for another window
       return {};
     }
-    cudaError_t const e = cudaProfilerStart();
-    if (e != cudaSuccess) return describe_cuda_failure("cudaProfilerStart()", e);
+    cuda_driver::Api const& a = cuda_driver::api();
+    if (a.unavailable != nullptr) return describe_no_cuda_driver();
+    if (a.profiler_start == nullptr) return "the CUDA driver has no cuProfilerStart()";
+    // cudaProfilerStart would initialise the thread's context first; so does this.
+    char const* call = "";
+    int st = cuda_driver::ensure_context(call);
+    if (st != cuda_driver::success) return describe_driver_failure(call, st);
+    st = a.profiler_start();
+    if (st != cuda_driver::success) return describe_driver_failure("cuProfilerStart()", st);
     capture_registry.profiler_starts = 1;
     return {};
   }
 
   std::string synchronize() override {
-    cudaError_t const e = cudaDeviceSynchronize();
-    if (e == cudaSuccess || e == cudaErrorCudartUnloading) return {};  // unloading: shutting down
-    return describe_cuda_failure("cudaDeviceSynchronize()", e);
+    cuda_driver::Api const& a = cuda_driver::api();
+    if (a.unavailable != nullptr) return describe_no_cuda_driver();
+    if (a.ctx_synchronize == nullptr) return "the CUDA driver has no cuCtxSynchronize()";
+    char const* call = "";
+    int st = cuda_driver::ensure_context(call);
+    if (st == cuda_driver::success) {
+      call = "cuCtxSynchronize()";
+      st = a.ctx_synchronize();
+    }
+    if (st == cuda_driver::success || st == cuda_driver::deinitialized) return {};  // shutting down
+    return describe_driver_failure(call, st);
   }
 
   std::string stop() override {
     std::lock_guard<std::mutex> lock{capture_registry.profiler_mutex};
     if (capture_registry.profiler_starts <= 0) {
-      return "cudaProfilerStop() skipped: no cudaProfilerStart() to match";
+      return "cuProfilerStop() skipped: no cuProfilerStart() to match";
     }
     if (--capture_registry.profiler_starts > 0) return {};  // another window still captures
-    cudaError_t const e = cudaProfilerStop();
-    if (e == cudaSuccess || e == cudaErrorCudartUnloading) return {};
-    return describe_cuda_failure("cudaProfilerStop()", e);
+    cuda_driver::Api const& a = cuda_driver::api();         // usable: a start succeeded
+    if (a.profiler_stop == nullptr) return "the CUDA driver has no cuProfilerStop()";
+    char const* call = "";
+    int st = cuda_driver::ensure_context(call);
+    if (st == cuda_driver::success) {
+      call = "cuProfilerStop()";
+      st = a.profiler_stop();
+    }
+    if (st == cuda_driver::success || st == cuda_driver::deinitialized) return {};
+    return describe_driver_failure(call, st);
   }
 };
 
-/// The one CUDA runtime backend (leaked on purpose: usable during static destruction).
-inline ProfilerBackend& cuda_runtime_profiler() {
-  static ProfilerBackend* const backend = new CudaRuntimeProfiler{};
+/// The one CUDA profiler backend (leaked on purpose: usable during static destruction).
+inline ProfilerBackend& cuda_driver_profiler() {
+  static ProfilerBackend* const backend = new CudaDriverProfiler{};
   return *backend;
 }
 
 }  // namespace detail
 
 /**
- * @brief The CUDA runtime profiler backend every window uses by default: `cudaProfilerStart`,
- *        `cudaDeviceSynchronize`, `cudaProfilerStop`.
+ * @brief The CUDA profiler backend every window uses by default: `cuProfilerStart`,
+ *        `cuCtxSynchronize`, `cuProfilerStop` of the CUDA driver, loaded at run time.
+ *
+ * The driver API's counterparts of `cudaProfilerStart` / `cudaDeviceSynchronize` /
+ * `cudaProfilerStop`, acting on the same context (the runtime's primary context), so
+ * `nsys --capture-range=cudaProfilerApi` and `ncu --profile-from-start off` honour them; but the
+ * program links no CUDA library for them, whatever compiles it. A thread without a current context
+ * gets the primary context of device 0 made current first, as the CUDA runtime does on its first
+ * call. Without a driver or a device every call returns "no CUDA driver/device (<why>)" and touches
+ * nothing.
  *
  * Process-wide and reference-counted: the profiler starts with the first unmatched start() and
- * stops with the stop() that matches the last one. Available when nsightkit is compiled with the
- * CUDA runtime headers (NSIGHTKIT_HAS_CUDA); the program then links the CUDA runtime. Calling
- * it directly works the same under NSIGHTKIT_DISABLE (only windows are silenced).
+ * stops with the stop() that matches the last one. Available in every build, with or without
+ * the CUDA headers (NSIGHTKIT_HAS_CUDA); calling it directly works the same under
+ * NSIGHTKIT_DISABLE (only windows are silenced).
  *
  * @code
  * auto& cuda = nsightkit::cuda_profiler_backend();
  * if (std::string err = cuda.start(); !err.empty()) std::fprintf(stderr, "%s\n", err.c_str());
  * @endcode
  */
-inline ProfilerBackend& cuda_profiler_backend() { return detail::cuda_runtime_profiler(); }
-#endif
+inline ProfilerBackend& cuda_profiler_backend() { return detail::cuda_driver_profiler(); }
 
 /// The step numbers of a window, given to on_start / on_stop callbacks.
 struct CaptureEvent {
@@ -389,11 +420,11 @@ using CaptureCallback = std::function<void(CaptureEvent const&)>;
  * @endcode
  */
 struct CaptureOptions {
-  /// Backends driven at window edges. The CUDA profiler is used only where a ProfilerBackend
-  /// exists: `profiler`, or the CUDA runtime when nsightkit is built with CUDA headers.
+  /// Backends driven at window edges. `cuda_profiler` drives `profiler` (default: the CUDA
+  /// driver's profiler API, cuda_profiler_backend()).
   CaptureBackend backends{CaptureBackend::all};
-  /// Synchronize the device (ProfilerBackend::synchronize) before a window ends, so its last
-  /// kernels finish inside the capture. Applies to every backend.
+  /// Synchronize the device (ProfilerBackend::synchronize; by default cuCtxSynchronize) before
+  /// a window ends, so its last kernels finish inside the capture. Applies to every backend.
   bool synchronize_before_stop{true};
   /// Name of the NVTX window range (domain "nsightkit"). Registered with the tool, so
   /// `nsys -p NAME@nsightkit` matches it without NSYS_NVTX_PROFILER_REGISTER_ONLY=0.
@@ -404,7 +435,8 @@ struct CaptureOptions {
   /// Throw std::invalid_argument from the constructor on a bad environment value, instead of
   /// printing one message and switching capture off.
   bool strict_environment{false};
-  /// The profiler to drive; nullptr = cuda_profiler_backend() (none without CUDA headers).
+  /// The profiler to drive; nullptr = cuda_profiler_backend() (the CUDA driver, loaded at run
+  /// time; without a driver or a device the window says so once and goes on without it).
   /// Not owned: it must outlive the window.
   ProfilerBackend* profiler{nullptr};
   /// Receives each diagnostic (one sentence, no prefix, no newline); empty = print
@@ -609,13 +641,8 @@ class CaptureWindow {
 #if NSIGHTKIT_ENABLED
     options_ = std::move(options);
     read_environment();
-    if (options_.profiler != nullptr) {
-      profiler_ = options_.profiler;
-    } else {
-#if NSIGHTKIT_HAS_CUDA
-      profiler_ = &detail::cuda_runtime_profiler();
-#endif
-    }
+    profiler_ = options_.profiler != nullptr ? options_.profiler : &detail::cuda_driver_profiler();
+    driver_profiler_ = profiler_ == &detail::cuda_driver_profiler();
     use_profiler_api_ = has_backend(options_.backends, CaptureBackend::cuda_profiler);
     use_nvtx_ = has_backend(options_.backends, CaptureBackend::nvtx_range) &&
                 options_.nvtx_range_name != nullptr;
@@ -753,6 +780,23 @@ class CaptureWindow {
 #endif
   }
 
+  /// Without a CUDA driver or device the default profiler can do nothing: one clear line instead
+  /// of a failing call's error (start or synchronize, whichever this window would call first).
+  void drop_profiler_without_driver(Edge& edge) noexcept {
+    if (detail::cuda_driver::api().unavailable == nullptr) return;
+    profiler_ = nullptr;
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+    try {
+#endif
+      std::string why = detail::describe_no_cuda_driver();
+      why += ": capture continues without the profiler";
+      edge.messages.push_back("CaptureWindow: " + why);
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+    } catch (...) {
+    }
+#endif
+  }
+
   static void add_message(Edge& edge, std::string const& what, char const* consequence) noexcept {
 #if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
     try {
@@ -771,6 +815,7 @@ class CaptureWindow {
       if (closed_.load(std::memory_order_acquire) || capturing_.load(std::memory_order_acquire)) {
         return;
       }
+      if (driver_profiler_ && profiler_ != nullptr) drop_profiler_without_driver(edge);
       if (use_profiler_api_ && profiler_ != nullptr) {
         std::string err = call_backend([this] { return profiler_->start(); });
         if (!err.empty()) {
@@ -860,6 +905,7 @@ class CaptureWindow {
 #if NSIGHTKIT_ENABLED
   CaptureOptions options_{};
   ProfilerBackend* profiler_{nullptr};  // null once it failed; guarded by the registry mutex
+  bool driver_profiler_{false};         // profiler_ was cuda_profiler_backend()
   bool use_profiler_api_{false};
   bool use_nvtx_{false};
   std::atomic<bool> capturing_{false};

@@ -1,13 +1,17 @@
-// CaptureWindow on a real device: the CUDA runtime profiler backend starts, synchronizes and
-// stops without error, and a window synchronizes the device before it stops the profiler (the
-// last kernel of the window has finished when cudaProfilerStop is called).
+// CaptureWindow on a real device: the CUDA profiler backend (the driver's cuProfilerStart /
+// cuCtxSynchronize / cuProfilerStop, loaded at run time) finds the driver the CUDA runtime loaded,
+// starts, synchronizes and stops without error, works on a thread that never used CUDA (it makes
+// the runtime's primary context current there), and a window synchronizes the device before it
+// stops the profiler (the last kernel of the window has finished when cuProfilerStop is called).
 #include "support.hpp"
 
 #include <nsightkit/capture.hpp>
 #include <nsightkit/cuda_check.hpp>
+#include <nsightkit/detail/cuda_driver.hpp>
 
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace nsk = nsightkit;
@@ -61,15 +65,65 @@ std::vector<std::string> when_on(std::vector<std::string> v) {
 
 }  // namespace
 
-TEST_CASE("the CUDA runtime profiler backend starts and synchronizes and stops on a device") {
+TEST_CASE("the CUDA profiler backend finds the driver and starts, synchronizes and stops") {
+  NSIGHTKIT_CUDA_CHECK(cudaFree(nullptr));  // the runtime is initialised: its driver is loaded
+  auto const& driver = nsk::detail::cuda_driver::api();
+  INFO((driver.unavailable != nullptr ? driver.unavailable : "driver usable"));
+  REQUIRE(driver.unavailable == nullptr);
+  REQUIRE(driver.profiler_start != nullptr);
+  REQUIRE(driver.profiler_stop != nullptr);
   auto& cuda = nsk::cuda_profiler_backend();
   CHECK(cuda.start() == "");
   CHECK(cuda.start() == "");  // a second window: reference-counted, no error
   CHECK(cuda.synchronize() == "");
   CHECK(cuda.stop() == "");
   CHECK(cuda.stop() == "");  // the profiler stops here
-  CHECK_THAT(cuda.stop(), Catch::Matchers::Contains("no cudaProfilerStart() to match"));
+  CHECK(cuda.stop() == "cuProfilerStop() skipped: no cuProfilerStart() to match");
   NSIGHTKIT_CUDA_CHECK(cudaGetLastError());
+}
+
+TEST_CASE("on a thread that never used CUDA the backend uses the runtime's primary context") {
+  auto const& driver = nsk::detail::cuda_driver::api();
+  REQUIRE(driver.unavailable == nullptr);
+  NSIGHTKIT_CUDA_CHECK(cudaSetDevice(0));
+  NSIGHTKIT_CUDA_CHECK(cudaFree(nullptr));
+  void* runtime_context = nullptr;
+  REQUIRE(driver.ctx_get_current(&runtime_context) == 0);
+  REQUIRE(runtime_context != nullptr);
+  cudaStream_t stream{};
+  NSIGHTKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  int* d = nullptr;
+  NSIGHTKIT_CUDA_CHECK(cudaMalloc(&d, sizeof(int)));
+  // 100 ms of GPU work queued from this thread; the other thread's synchronize must wait for it.
+  spin_then_write<<<1, 1, 0, stream>>>(d, 7, 100ull * 1000 * 1000);
+  NSIGHTKIT_CUDA_CHECK(cudaGetLastError());
+
+  int sentinel = 0;
+  void* before = &sentinel;  // not null: the thread must report "no context" itself
+  void* after = nullptr;
+  std::string started, synchronized, stopped;
+  cudaError_t after_sync = cudaErrorUnknown;
+  std::thread fresh{[&] {
+    (void)driver.ctx_get_current(&before);
+    auto& cuda = nsk::cuda_profiler_backend();
+    started = cuda.start();
+    (void)driver.ctx_get_current(&after);
+    synchronized = cuda.synchronize();
+    after_sync = cudaStreamQuery(stream);
+    stopped = cuda.stop();
+  }};
+  fresh.join();
+  CHECK(before == nullptr);  // a new thread has no current context
+  CHECK(started == "");
+  CHECK(after == runtime_context);  // the primary context of device 0, the runtime's own
+  CHECK(synchronized == "");
+  CHECK(after_sync == cudaSuccess);  // cuCtxSynchronize waited for the other thread's kernel
+  CHECK(stopped == "");
+  int h = 0;
+  NSIGHTKIT_CUDA_CHECK(cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost));
+  CHECK(h == 7);
+  NSIGHTKIT_CUDA_CHECK(cudaFree(d));
+  NSIGHTKIT_CUDA_CHECK(cudaStreamDestroy(stream));
 }
 
 TEST_CASE("a window synchronizes the device before it stops the profiler") {
@@ -146,7 +200,7 @@ TEST_CASE(
   ::unsetenv("NSIGHTKIT_CAPTURE");
   std::vector<std::string> diagnostics;
   std::vector<std::string> events;
-  nsk::CaptureOptions o;  // the CUDA runtime backend
+  nsk::CaptureOptions o;  // the default backend: the CUDA driver's profiler API
   o.diagnostics = [&](std::string const& m) { diagnostics.push_back(m); };
   {
     nsk::CaptureWindow w{nsk::CaptureSchedule{5, 2, 3}, o};

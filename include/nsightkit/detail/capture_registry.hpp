@@ -7,9 +7,11 @@
 // - Windows whose capture is open are linked into `head`. The first capture that opens installs
 //   one std::atexit handler that closes whatever is still open when the program calls exit() or
 //   returns from main, also windows that leaked or live on the stack of a thread that never
-//   unwinds. It is installed after the first cudaProfilerStart, i.e. after the CUDA runtime
-//   registered its own teardown, so it runs before that teardown (atexit order is LIFO).
-// - `profiler_starts` counts cudaProfilerStart calls that are not yet matched by a stop, so
+//   unwinds. It is installed when the first capture opens, normally long after the program's
+//   first CUDA runtime call registered the runtime's teardown, so it runs before that teardown
+//   (atexit order is LIFO); a driver call made after it returns CUDA_ERROR_DEINITIALIZED, which
+//   the CUDA profiler backend accepts as "shutting down".
+// - `profiler_starts` counts cuProfilerStart calls that are not yet matched by a stop, so
 //   overlapping windows keep the profiler running until the last one ends (the CUDA profiler
 //   state is per process, not per window). It has its own mutex because users may call the
 //   CUDA backend directly, outside a window edge.

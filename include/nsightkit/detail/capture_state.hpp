@@ -3,8 +3,8 @@
 //
 // - A capture-window step range carries Category{step_category_id, step_category_name}; consumers
 //   treat such ranges as step boundaries (not as path components).
-// - capture_state says whether a capture window is currently active (between cudaProfilerStart and
-//   cudaProfilerStop, or the NVTX window range), so a consumer can aggregate captured steps only.
+// - capture_state says whether a capture window is currently active (between the profiler's start
+//   and stop, or the NVTX window range), so a consumer can aggregate captured steps only.
 #pragma once
 
 #include <nsightkit/attributes.hpp>

@@ -65,6 +65,8 @@ struct Api {
   int (*stream_create)(void** stream, unsigned flags) noexcept;
   /// Why the driver could not be used (no library, cuInit failed), or null when it can.
   char const* unavailable;
+  /// What cuInit returned (0 when it was not reached: no library, no entry points).
+  int init_status;
 };
 
 namespace load_detail {
@@ -100,7 +102,11 @@ inline Api load() noexcept {
   Api a{};
   void* lib = open_library();
   if (lib == nullptr) {
-    a.unavailable = "no CUDA driver (libcuda) is installed";
+#if defined(_WIN32)
+    a.unavailable = "the NVIDIA driver library nvcuda.dll could not be loaded";
+#else
+    a.unavailable = "the NVIDIA driver library libcuda.so.1 could not be loaded";
+#endif
     return a;
   }
   bind(lib, a.init, "cuInit");
@@ -129,12 +135,13 @@ inline Api load() noexcept {
   }
   // cuInit is idempotent and cheap once the runtime has called it.
   int const st = a.init(0);
+  a.init_status = st;
   if (st == no_device) {
     a.unavailable = "no CUDA device is present";
   } else if (st == stub_library) {
-    a.unavailable = "the CUDA driver found is the toolkit's stub library (no real driver)";
+    a.unavailable = "the CUDA driver found is the toolkit's stub library, not a real driver";
   } else if (st != success) {
-    a.unavailable = "the CUDA driver could not be initialised (cuInit failed)";
+    a.unavailable = "the CUDA driver could not be initialised";
   }
   return a;
 }
@@ -172,21 +179,58 @@ inline void describe(Out& out, int status) {
   }
 }
 
+/// Why the driver cannot be used, for a message: api().unavailable, followed by what cuInit
+/// returned when it failed for another reason than "no device" or "stub library". Nothing is
+/// appended when the driver is usable.
+template <class Out>
+inline void describe_unavailable(Out& out) {
+  Api const& a = api();
+  if (a.unavailable == nullptr) return;
+  out += a.unavailable;
+  if (a.init_status != success && a.init_status != no_device && a.init_status != stub_library) {
+    out += "; cuInit() returned ";
+    describe(out, a.init_status);
+  }
+}
+
+/// ensure_context(), also telling which driver call failed ("cuCtxGetCurrent()", ...) through
+/// `failed_call` (left untouched on success).
+inline int ensure_context(char const*& failed_call) noexcept {
+  Api const& a = api();
+  if (a.unavailable != nullptr) {
+    failed_call = "cuInit()";
+    return no_device;
+  }
+  void* ctx = nullptr;
+  int st = a.ctx_get_current(&ctx);
+  if (st != success) {
+    failed_call = "cuCtxGetCurrent()";
+    return st;
+  }
+  if (ctx != nullptr) return success;
+  if (a.device_get == nullptr || a.device_primary_ctx_retain == nullptr ||
+      a.ctx_set_current == nullptr) {
+    failed_call = "cuDevicePrimaryCtxRetain()";  // an old driver without primary contexts
+    return invalid_context;
+  }
+  int dev = 0;
+  if ((st = a.device_get(&dev, 0)) != success) {
+    failed_call = "cuDeviceGet()";
+    return st;
+  }
+  if ((st = a.device_primary_ctx_retain(&ctx, dev)) != success) {
+    failed_call = "cuDevicePrimaryCtxRetain()";
+    return st;
+  }
+  if ((st = a.ctx_set_current(ctx)) != success) failed_call = "cuCtxSetCurrent()";
+  return st;
+}
+
 /// Makes sure the calling thread has a current context, as the CUDA runtime does on its first
 /// call: the primary context of device 0 when none is current. Returns the driver status.
 inline int ensure_context() noexcept {
-  Api const& a = api();
-  if (a.unavailable != nullptr) return no_device;
-  void* ctx = nullptr;
-  int st = a.ctx_get_current(&ctx);
-  if (st != success || ctx != nullptr) return st;
-  if (a.device_get == nullptr || a.device_primary_ctx_retain == nullptr ||
-      a.ctx_set_current == nullptr)
-    return invalid_context;
-  int dev = 0;
-  if ((st = a.device_get(&dev, 0)) != success) return st;
-  if ((st = a.device_primary_ctx_retain(&ctx, dev)) != success) return st;
-  return a.ctx_set_current(ctx);
+  char const* ignored = nullptr;
+  return ensure_context(ignored);
 }
 
 }  // namespace detail::cuda_driver
