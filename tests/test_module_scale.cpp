@@ -86,7 +86,7 @@ class StderrCapture {
   int saved_{-1};
 };
 
-std::size_t count_of(std::string const& text, std::string const& what) {
+[[maybe_unused]] std::size_t count_of(std::string const& text, std::string const& what) {
   std::size_t n = 0;
   for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
