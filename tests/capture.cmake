@@ -45,5 +45,34 @@ if(UNIX AND NOT APPLE)
   endforeach()
 endif()
 
+# Every C++ snippet of docs/capture-window.md and docs/packaging.md that uses CaptureWindow is
+# compiled as written, with nsightkit's warnings as errors; a snippet that is a whole program is
+# also linked (nsightkit::nsightkit only: no CUDA library) and run.
+set(_nsk_capture_docs ${PROJECT_SOURCE_DIR}/docs/capture-window.md
+  ${PROJECT_SOURCE_DIR}/docs/packaging.md)
+execute_process(
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/doc_snippets.py CaptureWindow
+          ${CMAKE_CURRENT_BINARY_DIR}/doc_snippets/capture ${_nsk_capture_docs}
+  OUTPUT_VARIABLE _nsk_snippets ERROR_VARIABLE _nsk_snippets_error RESULT_VARIABLE _nsk_rc)
+if(NOT _nsk_rc EQUAL 0)
+  message(FATAL_ERROR "tests/doc_snippets.py failed: ${_nsk_snippets_error}")
+endif()
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_nsk_capture_docs}
+  ${CMAKE_CURRENT_SOURCE_DIR}/doc_snippets.py)
+foreach(snippet IN LISTS _nsk_snippets)
+  get_filename_component(stem ${snippet} NAME_WE)
+  string(MAKE_C_IDENTIFIER "doc_${stem}" target)
+  file(READ ${snippet} code)
+  if(code MATCHES "int main\\(")
+    add_executable(${target} ${snippet})
+    add_test(NAME "docs: ${stem}.cpp runs" COMMAND ${target})
+    set_tests_properties("docs: ${stem}.cpp runs" PROPERTIES LABELS cpu
+      ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
+  else()
+    add_library(${target} OBJECT ${snippet})
+  endif()
+  target_link_libraries(${target} PRIVATE nsightkit::nsightkit nsightkit_warnings)
+endforeach()
+
 # On a device: the real CUDA profiler backend (label gpu; skipped without a GPU).
 nsightkit_add_gpu_test(test_capture_gpu SOURCES gpu/test_capture_gpu.cu)
