@@ -15,6 +15,9 @@
 
 #include <benchmark/benchmark.h>
 
+#include <string>
+#include <vector>
+
 namespace {
 
 namespace nsk = nsightkit;
@@ -136,6 +139,41 @@ void BM_instrument_call(benchmark::State& state) {
 }
 BENCHMARK(BM_instrument_call);
 
+// ---- formatted names and call-site names (newer API: skipped when this file is built against
+// an nsightkit without them, to compare the common rows with an older version) ----
+#if defined(NSIGHTKIT_MODULE)
+void BM_ScopedRange_formatted(benchmark::State& state) {
+  int i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(i);
+    nsk::ScopedRange r{"layer{}", i & 63};
+    ++i;
+  }
+}
+BENCHMARK(BM_ScopedRange_formatted);
+
+void BM_ModuleScope_formatted(benchmark::State& state) {
+  int i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(i);
+    nsk::ModuleScope m{"layer{}", i & 63};
+    ++i;
+  }
+}
+BENCHMARK(BM_ModuleScope_formatted);
+
+void BM_instrument_as_call(benchmark::State& state) {
+  auto fn = nsk::instrument([](int v) { return v * 3 + 1; }, "fetch");
+  int x = 1;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(fn);
+    x = fn.as("prefetch")(x) & 0xFFFF;
+    benchmark::DoNotOptimize(x);
+  }
+}
+BENCHMARK(BM_instrument_as_call);
+#endif
+
 // ---- from here on, scopes keep the per-thread module stack (tracking is sticky) ----
 void BM_ModuleScope_tracked(benchmark::State& state) {
   nsk::track_module_paths();
@@ -147,6 +185,19 @@ void BM_ModuleScope_tracked(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ModuleScope_tracked);
+
+#if defined(NSIGHTKIT_MODULE)
+void BM_ModuleScope_formatted_tracked(benchmark::State& state) {  // formatted: observed now
+  nsk::track_module_paths();
+  int i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(i);
+    nsk::ModuleScope m{"layer{}", i & 63};
+    ++i;
+  }
+}
+BENCHMARK(BM_ModuleScope_formatted_tracked);
+#endif
 
 // ---- with user hooks installed (paths resolved from the interned table, counted) ----
 void BM_ModuleScope_one_global_hook(benchmark::State& state) {
@@ -161,6 +212,49 @@ void BM_ModuleScope_one_global_hook(benchmark::State& state) {
   benchmark::DoNotOptimize(sink);
 }
 BENCHMARK(BM_ModuleScope_one_global_hook);
+
+void BM_ModuleScope_one_global_hook_nested3(benchmark::State& state) {
+  int sink = 0;
+  auto h = nsk::add_pre_hook([&sink](nsk::ModuleInfo const& m) { sink += m.depth; });
+  int i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(i);
+    nsk::ModuleScope a{"layer1"};
+    nsk::ModuleScope b{"0"};
+    nsk::ModuleScope c{"conv1"};
+    ++i;
+  }
+  benchmark::DoNotOptimize(sink);
+}
+BENCHMARK(BM_ModuleScope_one_global_hook_nested3);
+
+// One parent with 64 children called in turn (a wide layer): each call finds its own path.
+void BM_ModuleScope_one_global_hook_64_siblings(benchmark::State& state) {
+  std::vector<std::string> names;
+  for (int n = 0; n < 64; ++n) names.push_back("block" + std::to_string(n));
+  std::size_t sink = 0;
+  auto h = nsk::add_pre_hook([&sink](nsk::ModuleInfo const& m) { sink += m.path.size(); });
+  nsk::ModuleScope parent{"wide"};
+  std::size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(i);
+    nsk::ModuleScope m{names[i & 63]};
+    ++i;
+  }
+  benchmark::DoNotOptimize(sink);
+}
+BENCHMARK(BM_ModuleScope_one_global_hook_64_siblings);
+
+void BM_ModuleScope_current_module_path(benchmark::State& state) {  // tracked, no hook
+  std::size_t sink = 0;
+  nsk::ModuleScope outer{"backbone"};
+  for (auto _ : state) {
+    nsk::ModuleScope m{"conv1"};
+    sink += nsk::current_module_path().size();
+    benchmark::DoNotOptimize(sink);
+  }
+}
+BENCHMARK(BM_ModuleScope_current_module_path);
 
 void BM_Hooked_call_one_instance_hook(benchmark::State& state) {
   nsk::Hooked<Conv> conv{"conv1", 3};

@@ -534,16 +534,15 @@ class ModuleScope {
     detail::PathNode const* node = detail::resolve(&frame_);
     // Out of memory for the node or its path, or nested beyond the depth limit (no path of its
     // own): no hooks for this call.
-    if (node == nullptr || detail::beyond_depth_limit(frame_, node) ||
-        detail::node_path(*node) == nullptr) {
-      return;
-    }
+    if (node == nullptr || detail::beyond_depth_limit(frame_, *node)) return;
+    char const* const path = detail::node_path(*node);
+    if (path == nullptr) return;
     calls_ = node->calls.fetch_add(1, std::memory_order_relaxed) + 1;
     hooks_ = hooks;
     module_ = module;
     uncaught_ = std::uncaught_exceptions();
     observed_ = true;
-    ModuleInfo const info = make_info(*node, false);
+    ModuleInfo const info = make_info(*node, path, false);
     detail::run_hooks(detail::global_hooks_snapshot(), false, info);
     if (hooks_ != nullptr && hooks_->count() != 0) {
       auto const list = hooks_->snapshot();
@@ -553,7 +552,9 @@ class ModuleScope {
 
   NSIGHTKIT_DETAIL_MODULE_COLD void leave() noexcept {
     if (observed_) {
-      ModuleInfo const info = make_info(*frame_.node, std::uncaught_exceptions() > uncaught_);
+      detail::PathNode const& node = *frame_.node;
+      ModuleInfo const info = make_info(node, node.path.load(std::memory_order_acquire),
+                                        std::uncaught_exceptions() > uncaught_);
       detail::run_hooks(detail::global_hooks_snapshot(), true, info);
       if (hooks_ != nullptr && hooks_->count() != 0) {
         auto const list = hooks_->snapshot();
@@ -565,12 +566,12 @@ class ModuleScope {
     if (owned_ != nullptr) delete[] owned_;
   }
 
-  /// The info of a node whose path is built (enter() checked).
-  NSIGHTKIT_DETAIL_MODULE_HOT ModuleInfo make_info(detail::PathNode const& node,
+  /// The info of a node whose path is built (`path`: enter() checked).
+  NSIGHTKIT_DETAIL_MODULE_HOT ModuleInfo make_info(detail::PathNode const& node, char const* path,
                                                    bool unwinding) const noexcept {
     ModuleInfo info;
     info.name = std::string_view{node.name(), node.name_size};
-    info.path = std::string_view{node.path.load(std::memory_order_acquire), node.path_size};
+    info.path = std::string_view{path, node.path_size};
     info.depth = node.depth;
     info.call_count = calls_;
     info.thread = std::this_thread::get_id();
@@ -726,7 +727,7 @@ inline std::string_view current_module_path() noexcept {
 #if NSIGHTKIT_ENABLED
   detail::ModuleFrame* f = detail::current_module_frame;
   if (f == nullptr) return {};
-  detail::PathNode const* n = detail::resolve(f);
+  detail::PathNode const* n = f->node != nullptr ? f->node : detail::resolve(f);
   char const* path = n != nullptr ? detail::node_path(*n) : nullptr;
   return path != nullptr ? std::string_view{path, n->path_size} : std::string_view{};
 #else

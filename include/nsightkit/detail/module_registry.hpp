@@ -525,9 +525,9 @@ inline PathNode const* resolve_frame(ModuleFrame const& f, PathNode const* up) n
 }
 
 /// True when `f` (resolved to `node`) is nested beyond module_depth_limit: it shares its
-/// parent's node instead of having its own.
-inline bool beyond_depth_limit(ModuleFrame const& f, PathNode const* node) noexcept {
-  return f.parent != nullptr && f.parent->node == node;
+/// parent's node instead of having its own (only a node at the limit can be shared).
+inline bool beyond_depth_limit(ModuleFrame const& f, PathNode const& node) noexcept {
+  return node.depth + 1 >= module_depth_limit && f.parent != nullptr && f.parent->node == &node;
 }
 
 /// The path node of `f` (see resolve_frame()), resolving and caching its unresolved ancestors
