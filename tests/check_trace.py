@@ -5,7 +5,8 @@
                  [--expect-thread-name NAME ...]
   check_trace.py --absent FILE ...     (a disabled build must write nothing)
 
-TRACE must be Chrome trace-event JSON (the format Perfetto UI and chrome://tracing load):
+TRACE must be Chrome trace-event JSON (the format Perfetto UI and chrome://tracing load) written by
+nsightkit or nsightkit_merge.py (otherData.producer); files are read by tools/nsightkit_report.py:
   * an object with a "traceEvents" list; every event has ph, ts, pid, tid and name;
   * "X" events have a numeric dur >= 0; on each (pid, tid) track they nest properly;
   * every process and every track with events has its process_name / thread_name metadata;
@@ -16,9 +17,13 @@ and the CSV must carry exactly the summary's rows with the same counts and total
 """
 import argparse
 import csv
-import json
 import os
 import sys
+
+# The one reader of the report files (tools/nsightkit_report.py) loads and checks the formats;
+# this script adds the checks of what the writer must guarantee.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import nsightkit_report as nkr  # noqa: E402
 
 KNOWN_PHASES = {"X", "B", "E", "i", "I", "M", "b", "e", "n", "C", "s", "t", "f"}
 EPS_US = 0.002  # ts and dur are written in microseconds with three decimals
@@ -37,11 +42,9 @@ def number(v):
 
 
 def check_trace(path, expect_pid, expect_threads):
-    with open(path, encoding="utf-8") as f:
-        doc = json.load(f)  # also rejects invalid UTF-8 and bad escapes
-    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
-        fail(f"{path}: not an object with a traceEvents list")
-    events = doc["traceEvents"]
+    # The reader rejects invalid UTF-8, bad escapes, NaN, a file that is no nsightkit trace, and
+    # events without 'ph' or a numeric 'ts'.
+    events = nkr.read_trace(path).events
     process_names, thread_names = {}, {}
     tracks = {}
     asyncs = {}
@@ -111,69 +114,60 @@ def check_trace(path, expect_pid, expect_threads):
     return counts, len(tracks)
 
 
-ROW_KEYS = ("path", "name", "domain", "depth", "count", "total_ns", "self_ns", "mean_ns", "min_ns",
-            "p50_ns", "p95_ns", "max_ns", "exact", "gpu")
-
-
 def check_rows(path, rows, where):
+    """rows: the reader's PathRows of one list; returns them by key."""
     seen = {}
     for i, r in enumerate(rows):
-        for k in ROW_KEYS:
-            if k not in r:
-                fail(f"{path}: {where} row {i} lacks '{k}'")
-        p = r["path"]
-        if r["depth"] > 0:
-            parent = p.rsplit("/", 1)[0] if "/" in p else None
-            if parent not in seen:
-                fail(f"{path}: {where} row {p!r} listed before its parent")
-        if not (0 <= r["min_ns"] <= r["p50_ns"] <= r["p95_ns"] <= r["max_ns"]):
-            fail(f"{path}: {where} row {p!r}: percentiles out of order")
-        if r["count"] and r["total_ns"] < r["max_ns"]:
-            fail(f"{path}: {where} row {p!r}: total below max")
-        seen[p] = r
-    for p, r in seen.items():
-        children = sum(c["total_ns"] for q, c in seen.items() if q.rsplit("/", 1)[0] == p and "/" in q
-                       and c["depth"] == r["depth"] + 1)
-        if r["self_ns"] != max(0, r["total_ns"] - children):
-            fail(f"{path}: {where} row {p!r}: self {r['self_ns']} != total {r['total_ns']} - children {children}")
+        for k in r.missing:
+            fail(f"{path}: {where} row {i} lacks '{k}'")
+        # The reader builds keys from the depths in tree order, so this holds for any file it
+        # accepts; kept as the statement of the rule the writer must keep.
+        if r.depth > 0 and r.key[:-1] not in seen:
+            fail(f"{path}: {where} row {r.path!r} listed before its parent")
+        if not (0 <= r.min_ns <= r.p50_ns <= r.p95_ns <= r.max_ns):
+            fail(f"{path}: {where} row {r.path!r}: percentiles out of order")
+        if r.count and r.total_ns < r.max_ns:
+            fail(f"{path}: {where} row {r.path!r}: total below max")
+        seen[r.key] = r
+    for key, r in seen.items():
+        children = sum(c.total_ns for q, c in seen.items() if q[:-1] == key)
+        if r.self_ns != max(0, r.total_ns - children):
+            fail(f"{path}: {where} row {r.path!r}: self {r.self_ns} != total {r.total_ns} - children {children}")
     return seen
 
 
 def check_summary(path, expect_paths):
-    with open(path, encoding="utf-8") as f:
-        doc = json.load(f)
-    if doc.get("format") != "nsightkit-report" or doc.get("version") != 1:
-        fail(f"{path}: not an nsightkit-report version 1 document")
-    for k in ("rank", "pid", "run_ns", "paths", "threads", "steps", "start_end_ranges", "marks", "gpu"):
-        if k not in doc:
-            fail(f"{path}: missing '{k}'")
-    merged = check_rows(path, doc["paths"], "merged")
-    for t in doc["threads"]:
-        check_rows(path, t["paths"], f"thread {t['tid']}")
+    doc = nkr.read_summary(path)  # format, version 1, types and tree order
+    for k in doc.missing:
+        fail(f"{path}: missing '{k}'")
+    merged = check_rows(path, doc.paths, "merged")
+    for t in doc.threads:
+        check_rows(path, t.paths, f"thread {t.tid}")
+    by_path = doc.by_path()
     for p in expect_paths:
-        if p not in merged:
-            fail(f"{path}: expected path {p!r} not in {sorted(merged)}")
+        if p not in by_path:
+            fail(f"{path}: expected path {p!r} not in {sorted(by_path)}")
     # Merged counts are the sums over threads.
-    for p, r in merged.items():
-        total = sum(row["count"] for t in doc["threads"] for row in t["paths"] if row["path"] == p)
-        if total != r["count"]:
-            fail(f"{path}: merged count of {p!r} is {r['count']}, threads add up to {total}")
+    for key, r in merged.items():
+        total = sum(row.count for t in doc.threads for row in t.paths if row.key == key)
+        if total != r.count:
+            fail(f"{path}: merged count of {r.path!r} is {r.count}, threads add up to {total}")
     return doc
 
 
 def check_csv(path, summary):
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    want = [("all", "", r) for r in summary["paths"]]
-    for t in summary["threads"]:
-        want += [("thread", str(t["tid"]), r) for r in t["paths"]]
+    want = [("all", "", r) for r in summary.paths]
+    for t in summary.threads:
+        want += [("thread", str(t.tid), r) for r in t.paths]
     if len(rows) != len(want):
         fail(f"{path}: {len(rows)} rows, the summary has {len(want)}")
     for got, (scope, tid, r) in zip(rows, want):
-        if (got["scope"], got["tid"], got["path"]) != (scope, tid, r["path"]):
-            fail(f"{path}: row {got} does not match summary row {scope} {tid} {r['path']!r}")
-        if int(got["count"]) != r["count"] or int(got["total_ns"]) != r["total_ns"]:
-            fail(f"{path}: counts/totals of {r['path']!r} differ from the summary")
+        if (got["scope"], got["tid"], got["path"]) != (scope, tid, r.path):
+            fail(f"{path}: row {got} does not match summary row {scope} {tid} {r.path!r}")
+        if int(got["count"]) != r.count or int(got["total_ns"]) != r.total_ns:
+            fail(f"{path}: counts/totals of {r.path!r} differ from the summary")
 
 
 def main():
@@ -196,13 +190,13 @@ def main():
                   f"{tracks} tracks")
         if a.summary:
             doc = check_summary(a.summary, a.expect_path)
-            print(f"{a.summary}: valid summary, {len(doc['paths'])} paths, {len(doc['threads'])} threads")
+            print(f"{a.summary}: valid summary, {len(doc.paths)} paths, {len(doc.threads)} threads")
             if a.csv:
                 check_csv(a.csv, doc)
                 print(f"{a.csv}: valid CSV, matches the summary")
         if a.absent:
             print(f"nothing written: {' '.join(a.absent)}")
-    except Failure as e:
+    except (Failure, nkr.ReportError) as e:
         print(f"FAIL: {e}", file=sys.stderr)
         return 1
     except (OSError, ValueError) as e:

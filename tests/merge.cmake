@@ -20,8 +20,14 @@ add_test(NAME merge_demo_files
           -DDIR=${CMAKE_CURRENT_BINARY_DIR}/merge_demo_files -DMODE=${_nsk_merge_mode}
           -P ${CMAKE_CURRENT_LIST_DIR}/merge/run_merge_demo.cmake)
 
-set_tests_properties(merge_unit merge_demo_files PROPERTIES LABELS cpu)
+# The one reader of the report files (tools/nsightkit_report.py), which the merge, the checkers
+# and the examples' scripts use: valid, old and future files, broken ones, the component rule.
+add_test(NAME merge_report_reader
+  COMMAND Python3::Interpreter ${CMAKE_CURRENT_LIST_DIR}/merge/test_report_reader.py
+          --reader ${CMAKE_CURRENT_LIST_DIR}/../tools/nsightkit_report.py)
+
+set_tests_properties(merge_unit merge_demo_files merge_report_reader PROPERTIES LABELS cpu)
 if(DEFINED NSIGHTKIT_TEST_ENV_MOD)
-  set_tests_properties(merge_unit merge_demo_files PROPERTIES
+  set_tests_properties(merge_unit merge_demo_files merge_report_reader PROPERTIES
     ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
 endif()

@@ -29,13 +29,19 @@ import os
 import statistics
 import sys
 
+# The reader of the report files, installed next to this command.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+try:
+    import nsightkit_report as nkr  # noqa: E402
+except ImportError as _e:  # a copy of this file without its neighbour
+    sys.exit(f"nsightkit_merge: error: nsightkit_report.py is missing next to {__file__} ({_e})")
+
 PROG = "nsightkit_merge"
-SUMMARY_FORMAT = "nsightkit-report"
-SUMMARY_VERSIONS = (1,)  # summary versions this command understands
-MERGED_FORMAT = "nsightkit-merged-report"
+SUMMARY_FORMAT = nkr.SUMMARY_FORMAT
+MERGED_FORMAT = nkr.MERGED_FORMAT
 MERGED_VERSION = 1
-TRACE_PRODUCER = "nsightkit "  # otherData.producer of a trace written by report.hpp
-MERGED_PRODUCER = "nsightkit_merge"
+TRACE_PRODUCER = nkr.TRACE_PRODUCER  # otherData.producer of a trace written by report.hpp
+MERGED_PRODUCER = nkr.MERGED_PRODUCER
 # Steady-clock origins further apart than this are unlikely to come from one host's run.
 ALIGN_SUSPICIOUS_NS = 300 * 10**9
 # Component names that mark a collective: its time on a rank is mostly waiting for the others,
@@ -79,14 +85,6 @@ class Messages:
 # Reading the inputs
 
 
-def is_int(v):
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def is_number(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
 def expand_inputs(args):
     """Returns [(path, explicit)]: explicit files must be nsightkit files, directory members may be
     other JSON (skipped). The same file named twice is read once."""
@@ -119,54 +117,17 @@ def expand_inputs(args):
     return out
 
 
-def reject_constant(name):
-    """NaN and Infinity are not JSON; Python's parser would accept them."""
-    raise ValueError(f"{name} is not a JSON value")
-
-
 def load_json(path):
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f, parse_constant=reject_constant)
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start}): not a JSON file") from None
-    except json.JSONDecodeError as e:
-        where = f"{e.msg}, line {e.lineno} column {e.colno}"
-        if not e.doc.strip():
-            raise InputError(f"{path}: empty file (did the rank die before writing it?)") from None
-        if e.doc.lstrip().startswith(("{", "[")):
-            # Starts like JSON but breaks: most often a file cut short by a rank that died writing it.
-            raise InputError(
-                f"{path}: broken JSON ({where}): cut short by a rank that died while writing?"
-            ) from None
-        raise InputError(f"{path}: not JSON ({where})") from None
-    except ValueError as e:
-        raise InputError(f"{path}: not JSON ({e})") from None
+        return nkr.load_json(path)
+    except nkr.ReportError as e:
+        raise InputError(str(e)) from None
 
 
 def classify(doc):
     """'summary', 'trace', 'merged' (our own output) or None (something else)."""
-    if not isinstance(doc, dict):
-        return None
-    if doc.get("format") == SUMMARY_FORMAT:
-        return "summary"
-    if doc.get("format") == MERGED_FORMAT:
-        return "merged"
-    if isinstance(doc.get("traceEvents"), list):
-        other = doc.get("otherData")
-        producer = other.get("producer") if isinstance(other, dict) else None
-        if isinstance(producer, str) and producer.startswith(MERGED_PRODUCER):
-            return "merged"
-        if isinstance(producer, str) and producer.startswith(TRACE_PRODUCER):
-            return "trace"
-    return None
-
-
-def component_label(domain, name):
-    """A path component as the report prints it: domain@name outside nsightkit's own domain."""
-    return name if domain in ("", "nsightkit") else f"{domain}@{name}"
+    kind = nkr.kind_of(doc)
+    return "merged" if kind in ("merged-summary", "merged-trace") else kind
 
 
 class Row:
@@ -198,88 +159,27 @@ class Summary:
         self.gpu_error = ""
 
 
-def time_fields(path, where, obj):
-    """(count, total_ns) of a {"count", "total_ns", ...} object, checked."""
-    if not isinstance(obj, dict):
-        raise InputError(f"{path}: {where} is not an object")
-    count, total = obj.get("count"), obj.get("total_ns")
-    if not is_int(count) or count < 0 or not is_number(total) or total < 0:
-        raise InputError(f"{path}: {where} needs a non-negative integer 'count' and a number 'total_ns'")
-    return count, total
-
-
 def read_summary(path, doc):
-    version = doc.get("version")
-    if version not in SUMMARY_VERSIONS:
-        raise InputError(
-            f"{path}: nsightkit-report version {version!r} is not one this merge reads "
-            f"({', '.join(map(str, SUMMARY_VERSIONS))}); use the nsightkit_merge.py "
-            "that comes with the nsightkit that wrote it"
-        )
-    for key in ("rank", "pid", "run_ns", "paths"):
-        if key not in doc:
-            raise InputError(f"{path}: nsightkit-report without '{key}'")
+    """The merge's view of one summary, read and checked by nsightkit_report.py."""
+    try:
+        r = nkr.summary_from(path, doc)
+    except nkr.ReportError as e:
+        raise InputError(str(e)) from None
     s = Summary(path)
-    rank = doc["rank"]
-    if rank is not None and (not is_int(rank) or rank < 0):
-        raise InputError(f"{path}: 'rank' must be a non-negative integer or null, not {rank!r}")
-    s.rank = rank
-    s.pid = doc["pid"] if is_int(doc["pid"]) else None
-    s.version = str(doc.get("nsightkit_version", ""))
-    if not is_number(doc["run_ns"]) or doc["run_ns"] < 0:
-        raise InputError(f"{path}: 'run_ns' must be a non-negative number")
-    s.run_ns = doc["run_ns"]
-    s.captured_only = bool(doc.get("captured_only", False))
-    if not isinstance(doc["paths"], list):
-        raise InputError(f"{path}: 'paths' is not a list")
-    stack, keys = [], set()
-    for i, r in enumerate(doc["paths"]):
-        where = f"paths[{i}]"
-        if not isinstance(r, dict):
-            raise InputError(f"{path}: {where} is not an object")
-        name, domain, depth = r.get("name"), r.get("domain", "nsightkit"), r.get("depth")
-        if not isinstance(name, str) or not isinstance(domain, str) or not is_int(depth) or depth < 0:
-            raise InputError(f"{path}: {where} needs a string 'name' and 'domain' and an integer 'depth'")
-        if depth > len(stack):
-            raise InputError(
-                f"{path}: {where} ({r.get('path')!r}) has depth {depth} but no parent "
-                "before it (rows must be in tree order)"
-            )
-        del stack[depth:]
-        stack.append((domain, name))
-        key = tuple(stack)
-        if key in keys:
-            raise InputError(f"{path}: {where}: path {r.get('path')!r} appears twice")
-        keys.add(key)
-        count, total = time_fields(path, where, r)
-        gpu = r.get("gpu")
-        gpu_count, gpu_total = (None, None) if gpu is None else time_fields(path, f"{where}.gpu", gpu)
-        label = component_label(domain, name)
-        shown = (
-            r.get("path")
-            if isinstance(r.get("path"), str)
-            else "/".join(component_label(d, n) for d, n in key)
-        )
-        s.rows.append(Row(key, shown, label, depth, count, total, gpu_count, gpu_total))
-    steps = doc.get("steps")
-    if steps is not None:
-        count, total = time_fields(path, "steps", steps)
-        if count:
-            s.steps = Row(("steps",), "capture-window steps", "steps", 0, count, total, None, None)
-    for i, se in enumerate(doc.get("start_end_ranges") or []):
-        if not isinstance(se, dict) or not isinstance(se.get("name"), str):
-            raise InputError(f"{path}: start_end_ranges[{i}] needs a string 'name'")
-        domain = se.get("domain") if isinstance(se.get("domain"), str) else "nsightkit"
-        count, total = time_fields(path, f"start_end_ranges[{i}].time", se.get("time"))
-        label = component_label(domain, se["name"])
-        s.start_end.append(Row(("start/end", domain, se["name"]), label, label, 0, count, total, None, None))
-    for i, m in enumerate(doc.get("marks") or []):
-        if not isinstance(m, dict) or not isinstance(m.get("name"), str) or not is_int(m.get("count")):
-            raise InputError(f"{path}: marks[{i}] needs a string 'name' and an integer 'count'")
-        s.marks[(m.get("domain", "nsightkit"), m["name"])] = m["count"]
-    gpu = doc.get("gpu")
-    if isinstance(gpu, dict) and isinstance(gpu.get("error"), str):
-        s.gpu_error = gpu["error"]
+    s.rank, s.pid, s.version = r.rank, r.pid, r.nsightkit_version
+    s.run_ns, s.captured_only = r.run_ns, r.captured_only
+    for row in r.paths:
+        gpu_count, gpu_total = (None, None) if row.gpu is None else (row.gpu.count, row.gpu.total_ns)
+        s.rows.append(Row(row.key, row.path, row.label, row.depth, row.count, row.total_ns, gpu_count, gpu_total))
+    if r.steps is not None and r.steps.count:
+        s.steps = Row(("steps",), "capture-window steps", "steps", 0, r.steps.count, r.steps.total_ns, None, None)
+    for se in r.start_end_ranges:
+        key = ("start/end", se.domain, se.name)
+        s.start_end.append(Row(key, se.label, se.label, 0, se.time.count, se.time.total_ns, None, None))
+    for m in r.marks:
+        s.marks[(m.domain, m.name)] = m.count
+    if r.gpu is not None and r.gpu.error:
+        s.gpu_error = r.gpu.error
     return s
 
 
@@ -299,24 +199,15 @@ class Trace:
 
 
 def read_trace(path, doc):
-    other = doc["otherData"]
+    """The merge's view of one trace, read and checked by nsightkit_report.py."""
+    try:
+        r = nkr.trace_from(path, doc)
+    except nkr.ReportError as e:
+        raise InputError(str(e)) from None
     t = Trace(path)
-    prefix = len(TRACE_PRODUCER)
-    t.version = other["producer"][prefix:]
-    rank = other.get("rank")
-    if rank is not None and (not is_int(rank) or rank < 0):
-        raise InputError(f"{path}: otherData.rank must be a non-negative integer or null, not {rank!r}")
-    t.rank = rank
-    t.pid = other.get("pid") if is_int(other.get("pid")) else None
-    t.clock = other.get("clock") if isinstance(other.get("clock"), str) else None
-    t.origin_ns = other.get("time_origin_ns") if is_int(other.get("time_origin_ns")) else None
-    t.dropped = other.get("events_dropped") if is_int(other.get("events_dropped")) else 0
-    for i, e in enumerate(doc["traceEvents"]):
-        if not isinstance(e, dict) or not isinstance(e.get("ph"), str):
-            raise InputError(f"{path}: traceEvents[{i}] is not an event object with a 'ph'")
-        if e["ph"] != "M" and not is_number(e.get("ts")):
-            raise InputError(f"{path}: traceEvents[{i}] ({e.get('name')!r}) has no numeric 'ts'")
-    t.events = doc["traceEvents"]
+    t.version, t.rank, t.pid = r.nsightkit_version, r.rank, r.pid
+    t.clock, t.origin_ns, t.dropped = r.clock, r.origin_ns, r.events_dropped
+    t.events = r.events
     return t
 
 
@@ -852,10 +743,10 @@ def format_report(summaries, tree, steps, start_end, args, th):
         for (domain, name), per_rank in marks.items():
             counts = set(per_rank.values())
             if len(counts) == 1 and len(per_rank) == len(all_ranks):
-                lines.append(f"  {component_label(domain, name)}: {counts.pop()} on every rank")
+                lines.append(f"  {nkr.component(domain, name)}: {counts.pop()} on every rank")
             else:
                 lines.append(
-                    f"  {component_label(domain, name)}: "
+                    f"  {nkr.component(domain, name)}: "
                     + ", ".join(f"rank {r} {per_rank.get(r, 0)}" for r in all_ranks)
                 )
 

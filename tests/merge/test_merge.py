@@ -787,14 +787,14 @@ class TestInputs(MergeCase):
         self.error(os.path.join(self.dir, "nope*.json"), contains="nope*.json: the pattern matches no file")
         self.error(
             p["bad.json"],
-            contains="bad.json: broken JSON (Expecting value, line 1 column 56): cut short by a rank that",
+            contains="bad.json: broken JSON (Expecting value, line 1 column 56): cut short by a process that",
         )
-        self.error(p["empty.json"], contains="empty.json: empty file (did the rank die before writing it?)")
+        self.error(p["empty.json"], contains="empty.json: empty file (did the process die before writing it?)")
         self.error(p["text.json"], contains="text.json: not JSON (Expecting value, line 1 column 1)")
         self.error(p["nan.json"], contains="nan.json: not JSON (NaN is not a JSON value)")
         self.error(p["other.json"], contains="other.json: not an nsightkit report file: expected a summary")
         self.error(
-            p["v2.json"], contains="v2.json: nsightkit-report version 2 is not one this merge reads (1)"
+            p["v2.json"], contains="v2.json: nsightkit-report version 2 is not one this reader understands (1)"
         )
         self.error(p["norows.json"], contains="norows.json: nsightkit-report without 'paths'")
         self.error(

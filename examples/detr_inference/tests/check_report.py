@@ -16,11 +16,14 @@ In a build with NSIGHTKIT_DISABLE the program must still run and print its laten
 no report at all. Exit status 0 when every check passes.
 """
 import argparse
-import json
 import os
 import re
 import subprocess
 import sys
+
+# The report's summary is read by nsightkit's one reader, tools/nsightkit_report.py.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools"))
+import nsightkit_report as nkr  # noqa: E402
 
 ITERATIONS, WARMUP, ENC, DEC = 2, 1, 2, 3
 
@@ -93,40 +96,45 @@ def main():
               "a report was written although instrumentation is compiled out")
         check("NSIGHTKIT_DISABLE" in run.stdout, "the program does not say the report is off")
     else:
+        data = None
         if not os.path.exists(summary):
             failures.append(f"{summary} was not written")
         else:
-            with open(summary) as f:
-                data = json.load(f)
-            check(data.get("format") == "nsightkit-report", "not an nsightkit report")
-            check(data.get("captured_only") is True, "the report is not restricted to captured steps")
-            rows = {r["path"]: r for r in data["paths"]}
+            try:
+                data = nkr.read_summary(summary)
+            except nkr.ReportError as e:
+                failures.append(str(e))
+                data = None
+        if data is not None:
+            check(data.captured_only is True, "the report is not restricted to captured steps")
+            rows = data.by_path()
             want = expected_paths(ENC, DEC)
             check(len(set(want)) == len(want), "internal: duplicate expected paths")
             for p in want:
                 if p not in rows:
                     failures.append(f"missing module path {p}")
-                elif rows[p]["count"] != ITERATIONS:
-                    failures.append(f"{p}: {rows[p]['count']} calls, expected {ITERATIONS} "
+                elif rows[p].count != ITERATIONS:
+                    failures.append(f"{p}: {rows[p].count} calls, expected {ITERATIONS} "
                                     "(the captured iterations, warm-up excluded)")
             loop_rows = {"to_host", "postprocess", "loader"}
             for p in rows:
                 if p not in want and p not in loop_rows:
                     failures.append(f"unexpected path {p}")
             for p in ("to_host", "postprocess"):
-                check(p in rows and rows[p]["count"] == ITERATIONS, f"{p}: not {ITERATIONS} calls")
+                check(p in rows and rows[p].count == ITERATIONS, f"{p}: not {ITERATIONS} calls")
             # The loader runs before each step opens: the loads made while the window was open.
-            check("loader" in rows and 1 <= rows["loader"]["count"] <= ITERATIONS, "loader row")
-            check(data["steps"]["count"] == ITERATIONS, f"steps: {data['steps']['count']}")
-            check(data["gpu"]["ranges_timed"] == 0, "GPU timing on a CPU run")
+            check("loader" in rows and 1 <= rows["loader"].count <= ITERATIONS, "loader row")
+            steps = data.steps.count if data.steps is not None else None
+            check(steps == ITERATIONS, f"steps: {steps}")
+            check(data.gpu is not None and data.gpu.ranges_timed == 0, "GPU timing on a CPU run")
             for p, r in rows.items():
-                check(0 <= r["self_ns"] <= r["total_ns"], f"{p}: self {r['self_ns']} > total {r['total_ns']}")
-                check(r["min_ns"] <= r["p50_ns"] <= r["p95_ns"] <= r["max_ns"], f"{p}: percentiles out of order")
+                check(0 <= r.self_ns <= r.total_ns, f"{p}: self {r.self_ns} > total {r.total_ns}")
+                check(r.min_ns <= r.p50_ns <= r.p95_ns <= r.max_ns, f"{p}: percentiles out of order")
             # A parent's total covers its children's.
             for p, r in rows.items():
                 if "/" in p:
                     parent = rows.get(p.rsplit("/", 1)[0])
-                    check(parent is not None and parent["total_ns"] >= r["total_ns"], f"{p}: parent shorter than child")
+                    check(parent is not None and parent.total_ns >= r.total_ns, f"{p}: parent shorter than child")
             print(f"{len(rows)} paths in the report, {len(want)} module paths expected")
         check(os.path.exists(table), f"{table} was not written")
         if os.path.exists(table):

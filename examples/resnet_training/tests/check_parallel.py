@@ -60,8 +60,17 @@ def run(cmd, env_extra=None, expect_rc=0, timeout=300):
 
 
 def load(path):
+    """The program's metrics JSON, or nsightkit_merge.py's merged JSON."""
     with open(path, encoding="utf-8") as f:
         return json.load(f)
+
+
+def import_reader(tools):
+    """tools/nsightkit_report.py, nsightkit's one reader of the report files."""
+    sys.path.insert(0, os.path.abspath(tools))
+    import nsightkit_report
+
+    return nsightkit_report
 
 
 def main():
@@ -74,6 +83,7 @@ def main():
     work = args.workdir
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
+    nkr = import_reader(args.tools)
     launch = [sys.executable, os.path.join(args.tools, "nsightkit_launch.py")]
     merge = [sys.executable, os.path.join(args.tools, "nsightkit_merge.py")]
     base = [args.exe, "--device", "cpu", "--steps", "12", "--warmup", "2", "--workers", "1"]
@@ -102,21 +112,23 @@ def main():
         check(not os.path.exists(rep) or not os.listdir(rep), "no report is written when disabled")
     else:
         for r in (0, 1):
-            s = load(os.path.join(rep, f"summary.rank{r}.json"))
-            paths = {row["path"]: row for row in s["paths"]}
-            check(s["rank"] == r, f"summary.rank{r}.json is rank {r}'s")
-            buckets = [pth for pth in paths if pth.rsplit("/", 1)[-1].startswith("allreduce bucket")]
-            check(len(buckets) >= 1 and all(paths[b]["count"] == 10 for b in buckets),
+            s = nkr.read_summary(os.path.join(rep, f"summary.rank{r}.json"))
+            paths = s.by_path()
+            check(s.rank == r, f"summary.rank{r}.json is rank {r}'s")
+            buckets = [row.path for row in s.paths if row.name.startswith("allreduce bucket")]
+            check(len(buckets) >= 1 and all(paths[b].count == 10 for b in buckets),
                   f"rank {r}: every gradient bucket is an all-reduce range once per recorded step {buckets}")
-            check(paths.get("allreduce metrics", {}).get("count") == 10, f"rank {r}: 'allreduce metrics' per step")
+            metrics_row = paths.get("allreduce metrics")
+            check(metrics_row is not None and metrics_row.count == 10, f"rank {r}: 'allreduce metrics' per step")
             check("backward/allreduce wait" in paths, f"rank {r}: 'backward/allreduce wait'")
-        trace = load(os.path.join(rep, "trace.rank1.json"))
-        names = [e.get("args", {}).get("name", "") for e in trace["traceEvents"] if e.get("name") == "thread_name"]
+        trace = nkr.read_trace(os.path.join(rep, "trace.rank1.json"))
+        check(trace.rank == 1, f"trace.rank1.json is rank 1's (otherData.rank {trace.rank})")
+        names = list(trace.names("thread_name").values())
         check(any(n.startswith("rank 1 train") for n in names) and
               any(n.startswith("rank 1 loader worker") for n in names),
               f"rank 1's threads are named with its rank: {sorted(set(names))}")
         # payload: the allreduce ranges carry their byte count (the trace keeps it in args)
-        ar = [e for e in trace["traceEvents"]
+        ar = [e for e in trace.events
               if e.get("ph") == "X" and e.get("name", "").startswith("allreduce") and e["name"] != "allreduce wait"]
         check(ar and all("payload" in e.get("args", {}) for e in ar),
               "every all-reduce range in the trace carries a payload")
@@ -191,4 +203,8 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ValueError as e:  # nsightkit_report.ReportError names the file and the problem
+        print(f"FAIL  {e}")
+        sys.exit(1)

@@ -22,6 +22,10 @@ import os
 import subprocess
 import sys
 
+# Report summaries are read by nsightkit's one reader, tools/nsightkit_report.py.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools"))
+import nsightkit_report as nkr  # noqa: E402
+
 FAILURES = []
 
 
@@ -66,8 +70,19 @@ def module_paths(stages, blocks):
 
 
 def load(path):
+    """The program's metrics JSON."""
     with open(path) as f:
         return json.load(f)
+
+
+def load_report(path):
+    """The report's summary (nsightkit_report.Summary), or None after a failed check naming the
+    problem."""
+    try:
+        return nkr.read_summary(path)
+    except nkr.ReportError as e:
+        check(False, str(e))
+        return None
 
 
 def check_training(metrics, label):
@@ -114,25 +129,24 @@ def main():
             check(m["instrumentation"] is False, "metrics say instrumentation is compiled out")
             check(not os.path.exists(report), "no report written (NSIGHTKIT_DISABLE)")
             check("unavailable" in p.stdout, "the program says the report is unavailable")
-        else:
-            r = load(report)
-            paths = {row["path"]: row for row in r["paths"]}
+        elif (r := load_report(report)) is not None:
+            paths = r.by_path()
             measured = steps - warmup
             missing = [q for q in module_paths(stages, blocks) if q not in paths]
             check(not missing, f"all {len(module_paths(stages, blocks))} module paths present"
                   + (f"; missing {missing[:8]}" if missing else ""))
             wrong = [q for q in module_paths(stages, blocks)
-                     if q in paths and paths[q]["count"] != measured]
+                     if q in paths and paths[q].count != measured]
             check(not wrong, f"each module path recorded once per measured step ({measured})"
                   + (f"; wrong counts {wrong[:5]}" if wrong else ""))
             for top in ("data", "h2d", "forward", "backward", "optimizer", "sync"):
                 row = paths.get(top)
-                check(row is not None and row["depth"] == 0 and row["count"] == measured,
+                check(row is not None and row.depth == 0 and row.count == measured,
                       f"top-level range '{top}' once per measured step")
             check("load" in paths, "the loader workers' 'load' ranges are in the report")
-            check(r["steps"]["count"] == measured,
-                  f"report: {r['steps']['count']} step ranges (expected {measured} after the reset)")
-            names = {t["name"] for t in r["threads"]}
+            counted = r.steps.count if r.steps is not None else None
+            check(counted == measured, f"report: {counted} step ranges (expected {measured} after the reset)")
+            names = {t.name for t in r.threads}
             check({"train", "loader worker 0", "loader worker 1"} <= names,
                   f"threads named: {sorted(names)}")
             check("breakdown_ms data=" in p.stdout, "the per-step breakdown is printed")
@@ -158,15 +172,17 @@ def main():
                   f"disabled: the code's window {m['captured_steps']} (NSIGHTKIT_CAPTURE not read)")
         else:
             check(m["captured_steps"] == [4, 5], f"NSIGHTKIT_CAPTURE window: steps {m['captured_steps']}")
-            r = load(report2)
-            paths = {row["path"]: row for row in r["paths"]}
-            check(r["captured_only"] is True, "report in captured-only mode")
-            check(r["steps"]["count"] == 2, f"captured report: {r['steps']['count']} steps (expected 2)")
-            fwd = paths.get("forward/stage2/block0/conv1")
-            check(fwd is not None and fwd["count"] == 2,
-                  "captured report: forward/stage2/block0/conv1 twice")
-            check(paths.get("data/load") is not None,
-                  "0 workers: the batch is made inside 'data' (path data/load)")
+            r = load_report(report2)
+            if r is not None:
+                paths = r.by_path()
+                check(r.captured_only is True, "report in captured-only mode")
+                counted = r.steps.count if r.steps is not None else None
+                check(counted == 2, f"captured report: {counted} steps (expected 2)")
+                fwd = paths.get("forward/stage2/block0/conv1")
+                check(fwd is not None and fwd.count == 2,
+                      "captured report: forward/stage2/block0/conv1 twice")
+                check(paths.get("data/load") is not None,
+                      "0 workers: the batch is made inside 'data' (path data/load)")
 
     # ---- 3. bad command lines ----
     for args, needle in ((["--batch", "x"], "--batch: 'x' is not an integer"),
