@@ -8,7 +8,7 @@
 //   (p50/p95) is printed with it.
 //
 // Run `detr_inference --help` for the options; examples/detr_inference/README.md for the
-// Nsight Compute workflow (tools/gpu/detr.sh).
+// Nsight Compute workflow (scripts/gpu/detr.sh).
 #include "driver.hpp"
 #include "model.hpp"
 #include "options.hpp"

@@ -5,7 +5,7 @@
 #   detr_cpu_report      the program on the CPU, briefly, with a JSON report; check_report.py checks
 #                        every module path of the architecture and the captured-iteration counts
 #   detr_cli_*           bad options fail with a message naming the problem
-#   detr_ncu_*           tools/gpu/detr_ncu.py (the ncu per-module summary) on fixed inputs
+#   detr_ncu_*           ncu/detr_ncu.py (the ncu per-module summary) on fixed inputs
 #   detr_gpu             GPU/CPU agreement of every op and of the whole model (label gpu)
 # Imported targets are directory-scoped: find what nsightkit_add_test links here too.
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
@@ -42,17 +42,17 @@ add_test(NAME detr_cli_help COMMAND detr_inference --help)
 set_tests_properties(detr_cli_help PROPERTIES LABELS cpu
   PASS_REGULAR_EXPRESSION "--enc-layers.*--dec-layers.*--queries")
 
-# tools/gpu/detr_ncu.py (run by tools/gpu/detr.sh on the GPU machine) on fixed inputs: the module
-# pick prefers GPU time and skips the loop's rows; the sums convert ncu's units and skip the
-# program's own output lines.
-set(_detr_ncu ${_detr_dir}/../../tools/gpu/detr_ncu.py)
+# ncu/detr_ncu.py (run by scripts/gpu/detr.sh on the GPU machine) on fixed inputs: the module
+# pick prefers GPU time and skips the loop's rows and ranges outside nsightkit's domain; the sums
+# convert ncu's units and skip the program's own output lines.
+set(_detr_ncu ${_detr_dir}/ncu/detr_ncu.py)
 add_test(NAME detr_ncu_pick COMMAND Python3::Interpreter ${_detr_ncu} pick
-  --report ${_detr_dir}/tests/fixtures/report_sample.json)
+  --report ${_detr_dir}/ncu/fixtures/report_sample.json)
 set_tests_properties(detr_ncu_pick PROPERTIES LABELS cpu
   PASS_REGULAR_EXPRESSION "^backbone\ndecoder\nencoder\n$")
 add_test(NAME detr_ncu_summarize COMMAND Python3::Interpreter ${_detr_ncu} summarize
-  --report ${_detr_dir}/tests/fixtures/report_sample.json
-  --module backbone=${_detr_dir}/tests/fixtures/ncu_sample.csv)
+  --report ${_detr_dir}/ncu/fixtures/report_sample.json
+  --module backbone=${_detr_dir}/ncu/fixtures/ncu_sample.csv)
 set_tests_properties(detr_ncu_summarize PROPERTIES LABELS cpu
   PASS_REGULAR_EXPRESSION "\\| `backbone` \\| 3 \\| 4\\.0 \\| 2\\.0 \\| 6\\.0 \\| 5\\.0 \\| 1200 \\| 0\\.83 \\| 4\\.5 \\|.*bias_act_kernel x2, cudnn_conv_kernel x1")
 

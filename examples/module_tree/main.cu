@@ -4,7 +4,7 @@
 //   - per module path: kernels launched by the module itself and by its whole subtree;
 //   - "expect <ncu --nvtx-include filter> <count>" lines: how many kernels ncu must profile for
 //     each filter, computed from the NVTX stack recorded at every launch with ncu's documented
-//     push/pop matching rules. tools/gpu/module.sh runs ncu with each filter and compares.
+//     push/pop matching rules. scripts/gpu/module.sh runs ncu with each filter and compares.
 //
 // usage: module_tree [--domain model]
 //   default: module ranges in domain "nsightkit", the same domain as the "step N" ranges;

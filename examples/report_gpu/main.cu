@@ -4,9 +4,9 @@
 // per-path GPU times go to a CSV.
 //
 //   report_gpu [--steps N] [--csv report.csv] [--trace trace.json] [--kernels kernels.csv]
-//   [--quiet]
+//              [--quiet]
 //
-// tools/gpu/report.sh runs it as is and under ncu and compares the two (compare_report_ncu.py).
+// scripts/gpu/report.sh runs it as is and under ncu and compares the two (compare_report_ncu.py).
 // Module names of leaves are unique (attn0, mlp1, ...) so that ncu's --print-nvtx-rename kernel
 // (innermost range only) maps every kernel to one path; each leaf also launches its own kernel
 // instantiation spin_kernel<Id>, written to --kernels, as a second way to map ncu rows back.

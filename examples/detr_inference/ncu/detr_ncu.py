@@ -12,17 +12,21 @@
       DRAM bytes read, written, read + written, the sum of kernel durations, the achieved DRAM
       bandwidth (bytes / duration) and the time per MB moved; with --report, the report's GPU
       time of the same path per iteration beside it. Then how well duration follows the bytes
-      moved across modules (Pearson r, and the spread of microseconds per MB): seed 000 found a
-      module's latency proportional to its DRAM transfer size.
+      moved across modules (Pearson r, and the spread of microseconds per MB): whether a module's
+      latency is proportional to its DRAM transfer size.
 
-Python standard library only. Exit status 1 when a file has no kernel rows.
+The report is read by nsightkit's reader, tools/nsightkit_report.py. Python standard library only.
+Exit status 1 when a file has no kernel rows, 2 when the report cannot be read.
 """
 import argparse
 import csv
 import io
-import json
 import math
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools"))
+import nsightkit_report as nkr  # noqa: E402
 
 METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum")
 BYTE_UNITS = {"byte": 1, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9, "tbyte": 1e12,
@@ -73,23 +77,26 @@ def summarize_module(path):
 
 
 def report_rows(path):
-    with open(path) as f:
-        data = json.load(f)
-    return {r["path"]: r for r in data.get("paths", [])}
+    """{path: PathRow} of the report's merged rows; exits 2 naming the problem when unreadable."""
+    try:
+        return nkr.read_summary(path).by_path()
+    except nkr.ReportError as e:
+        print(f"detr_ncu: error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def pick(args):
     rows = report_rows(args.report)
-    top = [r for p, r in rows.items() if r.get("depth") == 0 and p not in LOOP_ROWS
-           and not p.startswith("prefetch") and "@" not in p]
+    # ncu's filter "nsightkit@PATH/" selects ranges of nsightkit's domain only.
+    top = [r for p, r in rows.items() if r.depth == 0 and p not in LOOP_ROWS
+           and not p.startswith("prefetch") and r.domain == nkr.DEFAULT_DOMAIN]
 
     def weight(r):
-        g = r.get("gpu")
-        return g["total_ns"] if g and g.get("count") else r["total_ns"]
+        return r.gpu.total_ns if r.gpu is not None and r.gpu.count else r.total_ns
 
     top.sort(key=weight, reverse=True)
     for r in top[: args.top]:
-        print(r["path"])
+        print(r.path)
     return 0 if top else 1
 
 
@@ -122,8 +129,8 @@ def summarize(args):
             print(f"note: {module}: some kernels lack {', '.join(s['missing'])} (counted as 0)")
         gpu_ns = None
         r = rows.get(module)
-        if r and r.get("gpu") and r["gpu"].get("count"):
-            gpu_ns = r["gpu"]["mean_ns"]  # per call = per iteration (one call per forward)
+        if r is not None and r.gpu is not None and r.gpu.count:
+            gpu_ns = r.gpu.total_ns / r.gpu.count  # per call = per iteration (one call per forward)
         table.append((module, s, gpu_ns))
 
     header = ("| module | kernels | DRAM read (MB) | DRAM write (MB) | DRAM read+write (MB) | "

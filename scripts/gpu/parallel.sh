@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Data-parallel resnet_training on a machine with two GPUs: NCCL all-reduce, per-rank reports and
+# their merge, a straggler, and faults. Builds nothing (run by scripts/gpu/run-all.sh parallel,
+# or alone with OUT and NSIGHTKIT_GPU_BUILD set); a few minutes.
+#   1. equivalence: 1 GPU with the global batch (--bn-groups 2) vs 2 ranks with half each, FP32
+#      math and cuDNN's heuristic algorithms (no TF32, no benchmark choice): per-step losses;
+#   2. scaling: images/s of 1 GPU and of 2 ranks at the same per-GPU batch, with the all-reduce
+#      during the backward pass and after it (--no-overlap);
+#   3. the merged report of a balanced run and of a run where rank 1 sleeps --slow-ms per step;
+#   4. faults: a rank dying under the launcher; a rank dying without the launcher (the other
+#      must end itself within --dist-timeout); a rank that never starts. Each must fail.
+# Files in $OUT/parallel: summary.md, runs.log (every run's output), a log per run, merged
+# tables, traces. NVLink multicast stays off (NCCL_NVLS_ENABLE=0), as shared GPU hosts require.
+# Exit status: the number of failed steps.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gpu_init parallel summary.md # say/fail lines go to the Markdown summary
+dir=$LOG_DIR
+summary=$SUMMARY
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+unset RANK WORLD_SIZE LOCAL_RANK
+exe=""
+for d in "$build/examples/resnet_training" "$build/resnet_training"; do
+  if [ -z "$exe" ] && [ -x "$d/resnet_training" ]; then exe="$d/resnet_training"; fi
+done
+if [ -z "$exe" ]; then
+  fail "resnet_training not built under $build"
+  gpu_finish
+fi
+launch=(python3 "$root/tools/nsightkit_launch.py")
+merge=(python3 "$root/tools/nsightkit_merge.py")
+
+# NCCL: the toolkit's copy if the loader finds it, else the one in the Python packages.
+# (grep without -q: with pipefail, -q closing the pipe early could fail ldd with SIGPIPE.)
+if ! ldd "$exe" | grep 'libnccl.so.2 => /' >/dev/null; then
+  nccl_lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null || true)
+  if [ -n "$nccl_lib" ]; then export LD_LIBRARY_PATH="$nccl_lib:$LD_LIBRARY_PATH"; fi
+fi
+{
+  echo "# Data-parallel resnet_training ($(date -u +%Y-%m-%d))"
+  echo
+  { nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader || true; } | sed 's/^/    /'
+  echo "    NCCL: $(ldd "$exe" | grep nccl || true)"
+  { nvidia-smi topo -m 2>/dev/null || true; } | head -n 4 | sed 's/^/    /'
+  echo
+} >"$summary"
+
+ips() { { grep -o 'throughput: [0-9.]* images/s' "$dir/$1.log" || true; } | { grep -o '[0-9.]*' || true; } | head -n 1; }
+rc_of() { cut -d' ' -f1 "$dir/$1.rc"; }
+secs_of() { cut -d' ' -f2 "$dir/$1.rc"; }
+
+STEPS=${PAR_STEPS:-60}
+WARMUP=${PAR_WARMUP:-10}
+common=(--device cuda --steps "$STEPS" --warmup "$WARMUP" --image-size 64 --workers 6 --decode-us 50)
+
+# ---- 1. equivalence
+exact=(--no-tf32 --no-cudnn-benchmark --report off)
+step --tail 0 --timeout 300 eq_single "$exe" "${common[@]}" "${exact[@]}" --batch 256 --bn-groups 2 \
+  --metrics "$dir/eq_single.json"
+step --tail 0 --timeout 300 eq_dp "${launch[@]}" --nproc 2 -- "$exe" "${common[@]}" "${exact[@]}" --batch 128 \
+  --metrics "$dir/eq_dp.json"
+{
+  echo "## 1. Loss: 1 GPU (batch 256, --bn-groups 2) vs 2 ranks (batch 128 each)"
+  echo
+  python3 - "$dir/eq_single.json" "$dir/eq_dp.rank0.json" "$dir/eq_dp.rank1.json" <<'EOF'
+import json, sys
+try:
+    a, b, c = (json.load(open(p)) for p in sys.argv[1:4])
+except Exception as e:
+    print(f"    could not read the metrics: {e}"); sys.exit(0)
+la, lb, lc = a["loss"], b["loss"], c["loss"]
+d = max(abs(x - y) for x, y in zip(la, lb))
+rel = max(abs(x - y) / abs(x) for x, y in zip(la, lb))
+print(f"    steps {len(la)}; loss first {la[0]:.6f} / {lb[0]:.6f}, last {la[-1]:.6f} / {lb[-1]:.6f}")
+print(f"    max |loss(1 GPU) - loss(2 ranks)| over all steps: {d:.3g} (relative {rel:.3g})")
+print(f"    rank 0 and rank 1 report the same (all-reduced) loss: {la and lb == lc}")
+print("    step: 1 GPU | 2 ranks")
+for i in range(0, len(la), max(1, len(la) // 10)):
+    print(f"    {i:4d}: {la[i]:.6f} | {lb[i]:.6f}")
+EOF
+  echo
+} >>"$summary"
+
+# ---- 2. scaling (TF32 and cuDNN's benchmark choice on: the fast configuration)
+step --tail 0 --timeout 300 sc_1gpu "$exe" "${common[@]}" --batch 128 --report off
+step --tail 0 --timeout 300 sc_2gpu "${launch[@]}" --nproc 2 -- "$exe" "${common[@]}" --batch 128 --report off
+step --tail 0 --timeout 300 sc_2gpu_nooverlap "${launch[@]}" --nproc 2 -- "$exe" "${common[@]}" --batch 128 \
+  --report off --no-overlap
+step --tail 0 --timeout 300 sc_1gpu_256 "$exe" "${common[@]}" --batch 256 --report off
+{
+  echo "## 2. Scaling (images/s; $STEPS steps after $WARMUP warm-up)"
+  echo
+  echo "| run | per-GPU batch | global batch | images/s |"
+  echo "|---|---:|---:|---:|"
+  echo "| 1 GPU | 128 | 128 | $(ips sc_1gpu) |"
+  echo "| 1 GPU | 256 | 256 | $(ips sc_1gpu_256) |"
+  echo "| 2 GPUs, all-reduce during backward | 128 | 256 | $(ips sc_2gpu) |"
+  echo "| 2 GPUs, all-reduce after backward (--no-overlap) | 128 | 256 | $(ips sc_2gpu_nooverlap) |"
+  echo
+  { grep -h '^\[rank 0\] parallel:\|^\[rank 0\]           [0-9]' "$dir/sc_2gpu.log" || true; } | sed 's/^/    /'
+  echo
+} >>"$summary"
+
+# ---- 3. merged reports: balanced, then rank 1 sleeping 20 ms per step
+for kind in balanced straggler; do
+  extra=()
+  if [ "$kind" = straggler ]; then extra=(--slow-rank 1 --slow-ms 20); fi
+  mkdir -p "$dir/$kind"
+  step --tail 0 --timeout 300 "rep_$kind" "${launch[@]}" --nproc 2 -- "$exe" "${common[@]}" --batch 128 \
+    "${extra[@]}" --report "table=$dir/$kind/table.txt,json=$dir/$kind/summary.json,trace=$dir/$kind/trace.json"
+  step --tail 0 --timeout 120 "merge_$kind" "${merge[@]}" "$dir/$kind" --trace-out "$dir/$kind/merged-trace.json" \
+    --json-out "$dir/$kind/merged.json" --table-out "$dir/$kind/merged.txt"
+  # The GPU table is extra: recorded, not judged.
+  step --quiet --expect any "merge_gpu_$kind" "${merge[@]}" "$dir/$kind" --gpu --top 40 --sort total \
+    --table-out "$dir/$kind/merged-gpu.txt"
+  {
+    echo "## 3. Merged report: $kind run ${extra[*]}"
+    echo
+    echo '```'
+    head -n 30 "$dir/$kind/merged.txt" 2>/dev/null || true
+    echo "[...]"
+    sed -n '/^stragglers/,$p' "$dir/$kind/merged.txt" 2>/dev/null || true
+    echo '```'
+    echo
+    echo "rank 0's breakdown:"
+    { grep -A12 "Where the time went" "$dir/rep_$kind.log" || true; } | { grep '^\[rank 0\]' || true; } |
+      sed 's/^/    /'
+    echo
+  } >>"$summary"
+done
+
+# ---- 4. faults: each of these runs must fail
+step --tail 0 --timeout 120 --expect nonzero fault_launcher "${launch[@]}" --nproc 2 --grace 5 -- "$exe" \
+  "${common[@]}" --batch 128 --report off --die-rank 1 --die-step 20 --dist-timeout 20
+# Without the launcher: nobody stops rank 0; it must end itself (NCCL watchdog).
+rdv=$(mktemp -d)
+WORLD_SIZE=2 NSIGHTKIT_RENDEZVOUS=$rdv RANK=1 LOCAL_RANK=1 "$exe" "${common[@]}" --batch 128 --report off \
+  --die-rank 1 --die-step 20 --dist-timeout 15 >"$dir/fault_manual_rank1.log" 2>&1 &
+rank1=$!
+step --tail 0 --timeout 120 --expect nonzero fault_manual_rank0 env WORLD_SIZE=2 NSIGHTKIT_RENDEZVOUS="$rdv" \
+  RANK=0 LOCAL_RANK=0 "$exe" "${common[@]}" --batch 128 --report off --die-rank 1 --die-step 20 --dist-timeout 15
+wait "$rank1" || true # it dies on purpose
+# Rank 0 never starts.
+rdv=$(mktemp -d)
+step --tail 0 --timeout 120 --expect nonzero fault_nostart env WORLD_SIZE=2 NSIGHTKIT_RENDEZVOUS="$rdv" RANK=1 \
+  LOCAL_RANK=1 "$exe" "${common[@]}" --batch 128 --report off --dist-timeout 10
+{
+  echo "## 4. Faults (exit code, seconds; the last lines of output)"
+  for f in fault_launcher fault_manual_rank0 fault_nostart; do
+    echo
+    echo "### $f: exit $(rc_of "$f") after $(secs_of "$f") s"
+    echo '```'
+    { grep -v '^\[rank [01]\] step\|^step' "$dir/$f.log" || true; } | tail -n 8
+    echo '```'
+  done
+} >>"$summary"
+cat "$summary"
+gpu_finish
