@@ -816,8 +816,7 @@ TEST_CASE("many threads allocating and freeing: no block is handed out twice, bo
   CHECK(fake.error_list().empty());
 }
 
-// ---- StreamView
-// -----------------------------------------------------------------------------------
+// ---- StreamView ---------------------------------------------------------------------------------
 
 TEST_CASE("StreamView is explicit, cannot be made from 0 or nullptr, and names default streams") {
   STATIC_REQUIRE(std::is_constructible_v<StreamView, cudaStream_t>);
@@ -846,8 +845,7 @@ TEST_CASE("StreamView is explicit, cannot be made from 0 or nullptr, and names d
   CHECK(std::hash<StreamView>{}(s) == std::hash<cudaStream_t>{}(fake_handle));
 }
 
-// ---- the public types' contracts (no GPU needed)
-// -------------------------------------------------
+// ---- the public types' contracts (no GPU needed) ------------------------------------------------
 
 TEST_CASE("PinnedAllocator: allocator traits, rebind and equality") {
   using A = PinnedAllocator<float>;
@@ -968,8 +966,7 @@ TEST_CASE("PinnedBlock: empty handles, moves, and acquire(0)") {
   CHECK(pool.stats().allocations == 0);
 }
 
-// ---- no driver / no GPU: a clear CudaError at first use
-// ------------------------------------------
+// ---- no driver / no GPU: a clear CudaError at first use -----------------------------------------
 
 TEST_CASE("without a driver or GPU the first allocation is a clear CudaError (with one it works)") {
   bool const gpu = have_gpu();

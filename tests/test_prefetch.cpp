@@ -866,8 +866,7 @@ TEST_CASE("a slot factory that throws: the events made so far are destroyed, not
   for (auto const& e : gpu.events) CHECK(e.destroyed);
 }
 
-// ---- costs
-// ---------------------------------------------------------------------------------------
+// ---- costs --------------------------------------------------------------------------------------
 
 namespace {
 // A backend that does nothing, to see what the core itself costs.
@@ -991,8 +990,7 @@ TEST_CASE(
   CHECK(wait_ranges == (nsightkit::enabled ? waits : 0));
 }
 
-// ---- the public StreamPrefetcher
-// ------------------------------------------------------------------
+// ---- the public StreamPrefetcher ----------------------------------------------------------------
 
 namespace {
 

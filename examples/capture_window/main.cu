@@ -2,13 +2,13 @@
 // CaptureWindow with wait=5, warmup=2, active=3, so exactly the kernels of steps 7, 8 and 9 are
 // profiled (steps count from 0: 0-4 wait, 5-6 warmup, 7-9 active, 10-19 done).
 //
-//   ./capture_window                  # the schedule written below (NSIGHTKIT_CAPTURE may replace
-//   it)
-//   ./capture_window --env-only       # no schedule in code: only NSIGHTKIT_CAPTURE decides
-//   ncu --clock-control none --profile-from-start off --nvtx --print-nvtx-rename kernel
-//   ./capture_window nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi
-//   --capture-range-end=stop ./capture_window nsys profile -t cuda,nvtx --capture-range=nvtx -p
-//   capture@nsightkit ./capture_window
+//   ./capture_window               # the schedule written below (NSIGHTKIT_CAPTURE may replace it)
+//   ./capture_window --env-only    # no schedule in code: only NSIGHTKIT_CAPTURE decides
+//   ncu --clock-control none --profile-from-start off --nvtx --print-nvtx-rename kernel \
+//       ./capture_window
+//   nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop \
+//       ./capture_window
+//   nsys profile -t cuda,nvtx --capture-range=nvtx -p capture@nsightkit ./capture_window
 //
 // Each kernel is identifiable twice over: it runs inside the NVTX range "step N", and it is
 // launched with N+1 blocks (ncu prints the grid, "(8, 1, 1)x(64, 1, 1)" for step 7).

@@ -70,8 +70,8 @@ class Backend {
   virtual void synchronize() = 0;
 
   // ---- convolution (filter [k, c, r, s] in the activations' layout: KCRS or KRSC) ----
-  /// y[n, k, oh, ow] = sum_{c, r, s} x[n, c, oh*stride - pad + r, ow*stride - pad + s] * w[k, c, r,
-  /// s]
+  /// y[n, k, oh, ow] =
+  ///     sum_{c, r, s} x[n, c, oh*stride - pad + r, ow*stride - pad + s] * w[k, c, r, s]
   virtual void conv2d_forward(Tensor const& x, Tensor const& w, ConvGeometry g, Tensor& y) = 0;
   /// dx = gradient of the convolution with respect to x, given dy.
   virtual void conv2d_backward_data(Tensor const& dy, Tensor const& w, ConvGeometry g,

@@ -16,9 +16,9 @@
  * pool.deallocate(staging, batch_bytes, nsightkit::StreamView{copy_stream});
  * // Not handed out again before the copy has finished; the host does not wait for it either.
  *
- * std::vector<float, nsightkit::PinnedAllocator<float>> v(n, 0.f,
- * nsightkit::PinnedAllocator<float>{pool}); std::pmr::vector<float> w{&pool}; // the pool is a
- * std::pmr::memory_resource
+ * nsightkit::PinnedAllocator<float> alloc{pool};         // standard containers on the pool
+ * std::vector<float, nsightkit::PinnedAllocator<float>> v(n, 0.f, alloc);
+ * std::pmr::vector<float> w{&pool};                      // the pool is a std::pmr::memory_resource
  * @endcode
  *
  * Which one to use (numbers in docs/pinned-memory.md):
@@ -95,7 +95,7 @@ inline void direct_pinned_free(void* p, std::size_t bytes) noexcept {
  *   `returns_nonnull`.)
  * - Alignment: every block is aligned to 256 bytes (CUDA documents no alignment for
  *   cudaHostAlloc; an H100 host returned 512-byte aligned blocks below 1 MiB); larger or
- * non-power-of-two alignments throw std::invalid_argument.
+ *   non-power-of-two alignments throw std::invalid_argument.
  * - allocate throws std::bad_alloc when out of page-locked memory, CudaError on other CUDA
  *   failures; deallocate never throws (a failing cudaFreeHost, e.g. for a pointer that is not
  *   page-locked memory, is reported on stderr).

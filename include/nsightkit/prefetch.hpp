@@ -21,8 +21,8 @@
  *       copy.to_device(d.images.data(), h.images.data(), h.images.size() * sizeof(float));
  *       copy.to_device(d.labels.data(), h.labels.data(), h.labels.size() * sizeof(int));
  *     },
- *     [](std::size_t) { return DeviceBatch{}; },                    // called `depth` times, up
- * front nsk::StreamView{compute},                                       // where the consumer works
+ *     [](std::size_t) { return DeviceBatch{}; },                    // `depth` times, up front
+ *     nsk::StreamView{compute},                                     // where the consumer works
  *     options};
  *
  * for (auto& batch : prefetcher) {                      // batch N's copy is complete for `compute`

@@ -47,10 +47,10 @@ class PrefetchBatchKey {
  * @endcode
  */
 struct PrefetchStats {
-  std::uint64_t fetched{0};    ///< batches the source produced
-  std::uint64_t delivered{0};  ///< batches handed to the consumer
-  std::uint64_t host_waits{
-      0};  ///< times the host blocked on a copy because it was `depth` batches ahead of the GPU
+  std::uint64_t fetched{0};       ///< batches the source produced
+  std::uint64_t delivered{0};     ///< batches handed to the consumer
+  std::uint64_t host_waits{0};    ///< times the host blocked on a copy because it was `depth`
+                                  ///< batches ahead of the GPU
   std::uint64_t bytes_copied{0};  ///< bytes enqueued through PrefetchCopier::to_device
   std::uint64_t bytes_staged{0};  ///< of bytes_copied: bytes staged through page-locked memory
 };

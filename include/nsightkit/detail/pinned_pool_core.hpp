@@ -13,8 +13,9 @@
 //   b.create_event(device) -> Event            may throw
 //   b.destroy_event(e) noexcept
 //   b.record(e, s) noexcept -> RecordStatus    recorded, capturing (graph capture), failed
-//   b.completed(e) -> bool                     non-blocking; throws on errors other than "not
-//   ready" b.wait(e) noexcept                         blocks until e completed (destructor only)
+//   b.completed(e) -> bool                     non-blocking; throws on errors other than
+//                                              "not ready"
+//   b.wait(e) noexcept                         blocks until e completed (destructor only)
 //   b.synchronize(s) noexcept -> bool          fallback when recording failed
 // allocate/deallocate are called without the pool's lock held (they may take milliseconds and
 // run concurrently); the event functions are called with it held.

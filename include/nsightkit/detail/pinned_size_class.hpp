@@ -4,8 +4,8 @@
 // requests of similar size. Powers of two alone waste up to half of every block (PyTorch's host
 // allocator, pytorch#106606); here every power-of-two interval (2^k, 2^(k+1)] is cut into four
 // equal steps, so a block is at most 25% larger than the request:
-//   4 KiB, 5 KiB, 6 KiB, 7 KiB, 8 KiB, 10 KiB, 12 KiB, 14 KiB, 16 KiB, 20 KiB, ... 1 MiB, 1.25 MiB
-//   ...
+//   4 KiB, 5 KiB, 6 KiB, 7 KiB, 8 KiB, 10 KiB, 12 KiB, 14 KiB, 16 KiB, 20 KiB, ...,
+//   1 MiB, 1.25 MiB, ...
 // The smallest block is one 4 KiB page: page-locked memory is locked in pages anyway.
 // Exact powers of two (1 MiB, 64 MiB) are their own class.
 #pragma once
