@@ -45,7 +45,13 @@
  * allocation, no string. From the first observer on (or track_module_paths()), scopes also keep
  * a per-thread module stack (an out-of-line call, two thread-local stores). Paths are resolved
  * only when a hook or current_module_path() needs them, from an interned path table (one node
- * per distinct path, created once), so ModuleInfo::path is never built per call.
+ * per distinct path, created once, found through a hash table); a path's text is built on its
+ * first request and kept, so ModuleInfo::path is never built per call. Scopes nested deeper
+ * than max_module_depth get no path of their own.
+ *
+ * **C-style code.** `ModuleScope layer{"h{}", l};` or `NSIGHTKIT_MODULE("h{}", l);` names each
+ * call by a format string, formatted only when something observes modules; an instrumented
+ * function takes a name per call site with `f.as("name")(args...)`.
  *
  * **Threads.** Scopes nest per thread. Hooks may be added and removed from any thread while other
  * threads run modules; a removed hook is never called again once remove() returns.
@@ -85,7 +91,8 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
  * @brief What a hook learns about the module call it runs for.
  *
  * `name` and `path` view strings owned by nsightkit's path table: valid (and NUL-terminated)
- * for the rest of the process, so a hook may keep them.
+ * for the rest of the process, so a hook may keep them. A path's text is built the first time it
+ * is asked for (by a hook or current_module_path()) and then kept.
  *
  * @code
  * auto h = nsightkit::add_pre_hook([](nsightkit::ModuleInfo const& m) {
