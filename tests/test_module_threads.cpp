@@ -290,8 +290,11 @@ TEST_CASE("threads creating and reading paths at once: one node and one path str
     views[std::string{m.path}].insert(m.path.data());
   });
   std::vector<std::thread> workers;
+  std::atomic<int> waiting{threads};  // all start together: the first pass races on each path
   for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([t, &wrong] {
+    workers.emplace_back([t, &wrong, &waiting] {
+      waiting.fetch_sub(1);
+      while (waiting.load() > 0) std::this_thread::yield();
       for (int r = 0; r < rounds; ++r) {
         for (int i = 0; i < shared; ++i) {
           ModuleScope crowd{"crowd"};
