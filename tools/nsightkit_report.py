@@ -27,7 +27,6 @@ As a command, it checks files and prints what each holds:
 """
 
 import json
-import os
 import sys
 
 SUMMARY_FORMAT = "nsightkit-report"
@@ -489,7 +488,7 @@ def main(argv=None):
         try:
             print(f"{path}: {describe(read(path))}")
         except ReportError as e:
-            print(f"{os.path.basename(sys.argv[0]) or 'nsightkit_report'}: error: {e}", file=sys.stderr)
+            print(f"nsightkit_report: error: {e}", file=sys.stderr)
             status = 2
     return status
 
