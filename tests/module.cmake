@@ -5,6 +5,9 @@
 nsightkit_add_test(test_module SOURCES test_module.cpp alloc_counter.cpp)
 nsightkit_add_test(test_module_disabled SOURCES test_module_disabled.cpp alloc_counter.cpp DISABLED)
 nsightkit_add_test(test_module_threads SOURCES test_module_threads.cpp LABELS tsan)
+# Formatted module names in C++20, where {fmt} checks format strings in a consteval constructor.
+nsightkit_add_test(test_module_cxx20 SOURCES test_module_cxx20.cpp)
+set_target_properties(test_module_cxx20 PROPERTIES CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON)
 # Paths at scale: 10^5-deep stacks (beyond max_module_depth), 10^5 distinct names, lazily built
 # paths against the full paths written out. POSIX: the deep recursion runs on a thread with a
 # large stack. A counting sink observes the ranges (no Recorder: nothing is kept per range).

@@ -439,7 +439,10 @@ class ModuleScope {
       (void)literal;
 #endif
     } else {
-      fmt::format_string<As...> const format{checked};  // compile-time check in C++17 too
+      (void)checked;
+      // Checked at compile time in C++17 too. From a fresh S (an empty literal type): in C++20
+      // the constructor is consteval, and a function parameter is not a constant expression.
+      fmt::format_string<As...> const format{S{}};
       (void)literal;
 #if NSIGHTKIT_ENABLED
       begin_formatted(format, as...);
