@@ -76,3 +76,38 @@ if(TARGET CUDA::cudart)
     LIBRARIES CUDA::cudart)
 endif()
 nsightkit_add_gpu_test(test_report_gpu SOURCES gpu/test_report_gpu.cu NO_RECORDER)
+
+# ---- a hostile environment: fork, bad output paths, runaway nesting, bad text, messages ----
+nsightkit_add_test(test_report_robust SOURCES test_report_robust.cpp NO_RECORDER)
+
+# The table at exit comes after the program's own buffered output, and the thread that exits is
+# not listed as exited.
+add_executable(report_exit report_exit.cpp)
+target_link_libraries(report_exit PRIVATE nsightkit::nsightkit nsightkit_warnings)
+add_test(NAME report_exit_order
+  COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:report_exit> -DMODE=${_nsk_report_mode}
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/run_report_exit.cmake)
+set_tests_properties(report_exit_order PROPERTIES LABELS cpu ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
+
+# ---- GPU work attributed to ranges (the cupti source's attribution, fed synthetic records) ----
+nsightkit_add_test(test_gpu_attribution SOURCES test_gpu_attribution.cpp NO_RECORDER LABELS tsan)
+
+# ---- the CUPTI component: falls back cleanly without a driver; measures on a device ----
+if(TARGET nsightkit::cupti)
+  add_executable(report_cupti_demo report_cupti_demo.cpp)
+  target_link_libraries(report_cupti_demo PRIVATE nsightkit::cupti nsightkit_warnings)
+  add_test(NAME report_cupti_fallback COMMAND ${CMAKE_COMMAND} -E env NSIGHTKIT_REPORT=table,gpu=auto
+    $<TARGET_FILE:report_cupti_demo>)
+  set_tests_properties(report_cupti_fallback PROPERTIES LABELS cpu TIMEOUT 60
+    ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
+  if(_nsk_report_mode STREQUAL "enabled")
+    # Without a device CUPTI cannot collect: one line says why, events take over, the run goes on.
+    # With one (the gpu label's machines) the table has the CUPTI columns.
+    set_tests_properties(report_cupti_fallback PROPERTIES
+      PASS_REGULAR_EXPRESSION "CUPTI cannot be used here \\(no CUDA driver/device|GPU \\(cupti: ")
+  endif()
+  if(TARGET CUDA::cublas)
+    nsightkit_add_gpu_test(test_cupti_gpu SOURCES gpu/test_cupti_gpu.cu NO_RECORDER
+      LIBRARIES nsightkit::cupti CUDA::cublas)
+  endif()
+endif()

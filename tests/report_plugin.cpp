@@ -14,7 +14,7 @@ NSK_REPORT_PLUGIN_API void report_plugin_record(int i) {
 /// The address of the report state this copy of nsightkit uses (null when none or disabled).
 NSK_REPORT_PLUGIN_API void const* report_plugin_state() {
 #if NSIGHTKIT_ENABLED
-  return nsightkit::detail::report_state();
+  return nsightkit::detail::report::state();
 #else
   return nullptr;
 #endif
@@ -41,7 +41,7 @@ NSK_REPORT_PLUGIN_API int report_plugin_nsightkit_enabled() { return nsightkit::
 /// 1 when this copy found another copy's report in the process (and stayed off).
 NSK_REPORT_PLUGIN_API int report_plugin_duplicate() {
 #if NSIGHTKIT_ENABLED
-  return nsightkit::detail::report_duplicate_copy.load() ? 1 : 0;
+  return nsightkit::detail::report::duplicate_copy.load() ? 1 : 0;
 #else
   return 0;
 #endif

@@ -37,7 +37,7 @@ endif()
 file(READ "${DIR}/table.rank3.txt" table)
 message("${table}")
 foreach(needle "nsightkit report (rank 3, pid" "\nforward " "\n  block0 " "\n    attention "
-               "capture-window steps: 20 calls" "thread " "start/end ranges" "checkpoint: 2")
+               "capture-window steps (every step of every window): 20 steps" "thread " "start/end ranges" "checkpoint: 2")
   string(FIND "${table}" "${needle}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "the table lacks '${needle}'")

@@ -8,6 +8,8 @@
 #include <nsightkit/detail/capture_state.hpp>
 #include <nsightkit/detail/thread.hpp>
 
+#include "report_support.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -107,29 +109,7 @@ void model_step() {
   tick(4);
 }
 
-struct ScopedEnv {
-  ScopedEnv(char const* name, char const* value) : name_{name} {
-    if (char const* old = std::getenv(name)) old_ = old;
-    if (value != nullptr) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(ScopedEnv const&) = delete;
-  ScopedEnv& operator=(ScopedEnv const&) = delete;
-
- private:
-  char const* name_;
-  std::optional<std::string> old_;
-};
+using nsk_test::ScopedEnv;
 
 }  // namespace
 
@@ -366,8 +346,8 @@ TEST_CASE("past the exact-sample limit percentiles come from the log histogram, 
 }
 
 TEST_CASE("Distribution: buckets tile the integers - merging keeps exactness when it can") {
-  using nsightkit::detail::Distribution;
-  using nsightkit::detail::LogBuckets;
+  using nsightkit::detail::report::Distribution;
+  using nsightkit::detail::report::LogBuckets;
   for (std::int64_t v :
        {0LL, 1LL, 31LL, 32LL, 63LL, 64LL, 65LL, 1000LL, 123456789LL, (1LL << 62) + 5}) {
     auto const i = LogBuckets::index(v);
@@ -456,7 +436,8 @@ TEST_CASE("capture-window step ranges delimit steps and are never path component
     REQUIRE(snap.steps.count == 4);
     REQUIRE(snap.steps.total_ns == 44);
     REQUIRE(snap.steps.p50_ns == 11);
-    REQUIRE(Report::format_table(snap).find("capture-window steps: 4 calls") != std::string::npos);
+    REQUIRE(Report::format_table(snap).find(
+                "capture-window steps (every step of every window): 4 steps") != std::string::npos);
   }
 }
 
@@ -707,8 +688,13 @@ TEST_CASE("write() writes the configured files, named with the rank") {
   REQUIRE(exists(dir + "/trace.rank7") == nsightkit::enabled);
   REQUIRE(exists(dir + "/table.rank7.txt") == nsightkit::enabled);
   REQUIRE_FALSE(exists(dir + "/summary.json"));
-  // An unwritable path is reported, not a crash.
+  // Missing directories are created; a path that cannot be a file is reported, not a crash.
   o.json = dir + "/no/such/dir/summary.json";
+  REQUIRE(Report::enable(o) == nsightkit::enabled);
+  REQUIRE(Report::write() == nsightkit::enabled);
+  REQUIRE(exists(dir + "/no/such/dir/summary.rank7.json") == nsightkit::enabled);
+  REQUIRE(std::system(("mkdir -p " + dir + "/is_a_dir.rank7.json").c_str()) == 0);
+  o.json = dir + "/is_a_dir.json";
   REQUIRE(Report::enable(o) == nsightkit::enabled);
   REQUIRE_FALSE(Report::write());
 }
@@ -776,7 +762,7 @@ TEST_CASE("report specs that do not parse name the bad part") {
         Bad{"json=a,json=b", "'json' given twice"}, Bad{"samples=-1", "bad number in 'samples=-1'"},
         Bad{"samples=lots", "bad number in 'samples=lots'"},
         Bad{"paths=0", "bad number in 'paths=0'"},
-        Bad{"gpu=maybe", "bad switch value in 'gpu=maybe'"},
+        Bad{"gpu=maybe", "bad value in 'gpu=maybe' (use on, off, auto, events or cupti)"},
         Bad{"table,off", "'off' turns the report off"}}) {
     INFO(b.spec);
     std::string why;
@@ -852,7 +838,7 @@ TEST_CASE("the rank comes from the first launcher variable set, in documented or
 }
 
 TEST_CASE("output file names: .rankN before the extension, {rank} and {pid} fields") {
-  using nsightkit::detail::expand_output_path;
+  using nsightkit::detail::report::expand_output_path;
   REQUIRE(expand_output_path("out.json", -1, 42) == "out.json");
   REQUIRE(expand_output_path("out.json", 3, 42) == "out.rank3.json");
   REQUIRE(expand_output_path("out", 3, 42) == "out.rank3");
@@ -937,21 +923,21 @@ void complete_all() {
     if (e->t >= 0) e->done = true;
   }
 }
-constexpr nsightkit::detail::GpuApi api{
+constexpr nsightkit::detail::report::EventApi api{
     not_ready,   &current_device,   &event_create,  &event_record, &event_query, &event_synchronize,
     &elapsed_ns, &stream_capturing, &create_stream, &is_shutdown,  &error_name,  &error_string};
 
 /// The fake's equivalent of CurrentStream.
 struct Current {
-  explicit Current(void* stream) : previous_{nsightkit::detail::current_gpu} {
-    nsightkit::detail::current_gpu = nsightkit::detail::GpuContext{stream, &api};
+  explicit Current(void* stream) : previous_{nsightkit::detail::report::current_gpu} {
+    nsightkit::detail::report::current_gpu = nsightkit::detail::report::GpuContext{stream, &api};
   }
-  ~Current() { nsightkit::detail::current_gpu = previous_; }
+  ~Current() { nsightkit::detail::report::current_gpu = previous_; }
   Current(Current const&) = delete;
   Current& operator=(Current const&) = delete;
 
  private:
-  nsightkit::detail::GpuContext previous_;
+  nsightkit::detail::report::GpuContext previous_;
 };
 int stream_a = 0;
 }  // namespace fake
@@ -1052,11 +1038,10 @@ TEST_CASE("a failing GPU backend stops GPU timing with one message - CPU times g
   auto const snap = Report::snapshot();
   REQUIRE(snap.find("k")->cpu.count == 3);
   REQUIRE(snap.find("k")->gpu.count == 0);
-  REQUIRE(snap.gpu.error == "cudaGetDevice returned fakeErrorNoDevice (35): no fake device");
-  REQUIRE(Report::format_table(snap).find("GPU timing stopped: cudaGetDevice") !=
+  REQUIRE(snap.gpu.error == "cuCtxGetDevice returned fakeErrorNoDevice (35): no fake device");
+  REQUIRE(Report::format_table(snap).find("GPU timing stopped: cuCtxGetDevice") !=
           std::string::npos);
   // The failure is process-wide and sticky: reset the flag so later tests can time again.
-  nsightkit::detail::report_state()->gpu_failed.store(false);
-  nsightkit::detail::report_state()->gpu_error.clear();
+  nsightkit::detail::report::events_source().clear_failure();
 }
 #endif

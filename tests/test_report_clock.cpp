@@ -12,16 +12,16 @@
 #include <thread>
 
 #if NSIGHTKIT_ENABLED
-namespace nd = nsightkit::detail;
+namespace nd = nsightkit::detail::report;
 
 TEST_CASE("the default clock is steady_clock's time line, at its rate") {
-  nd::ReportTsc const& t = nd::report_tsc();
+  nd::Tsc const& t = nd::process_tsc();
   INFO("TSC used: " << (t.usable ? "yes" : "no, " + t.why));
   REQUIRE((t.usable || !t.why.empty()));  // a reason whenever it is not used
   std::int64_t const s0 = nd::steady_now();
-  std::int64_t const c0 = nd::report_clock_now(t);
+  std::int64_t const c0 = nd::clock_now(t);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  std::int64_t const c1 = nd::report_clock_now(t);
+  std::int64_t const c1 = nd::clock_now(t);
   std::int64_t const s1 = nd::steady_now();
   // Anchored: within 1 ms of steady_clock (calibration error ~1e-5 of the time since it ran).
   REQUIRE(std::llabs(c0 - s0) < 1'000'000);
@@ -33,12 +33,12 @@ TEST_CASE("the default clock is steady_clock's time line, at its rate") {
 }
 
 TEST_CASE("the default clock never goes backwards on a thread, also across threads") {
-  nd::ReportTsc const& t = nd::report_tsc();
+  nd::Tsc const& t = nd::process_tsc();
   bool backwards = false;
   auto run = [&t](bool& out) {
-    std::int64_t prev = nd::report_clock_now(t);
+    std::int64_t prev = nd::clock_now(t);
     for (int i = 0; i < 200000; ++i) {
-      std::int64_t const now = nd::report_clock_now(t);
+      std::int64_t const now = nd::clock_now(t);
       if (now < prev) out = true;
       prev = now;
     }
@@ -53,12 +53,12 @@ TEST_CASE("the default clock never goes backwards on a thread, also across threa
 
 TEST_CASE("NSIGHTKIT_REPORT_CLOCK=steady keeps steady_clock, and says so") {
   ::setenv("NSIGHTKIT_REPORT_CLOCK", "steady", 1);
-  nd::ReportTsc const t = nd::report_tsc_calibrate();
+  nd::Tsc const t = nd::tsc_calibrate(nd::clock_choice());
   ::unsetenv("NSIGHTKIT_REPORT_CLOCK");
   REQUIRE_FALSE(t.usable);
   REQUIRE(t.why == "NSIGHTKIT_REPORT_CLOCK=steady");
   std::int64_t const s = nd::steady_now();
-  REQUIRE(std::llabs(nd::report_clock_now(t) - s) < 1'000'000);
+  REQUIRE(std::llabs(nd::clock_now(t) - s) < 1'000'000);
 }
 
 TEST_CASE("a range around a 20 ms sleep is reported as 20 ms and a little more") {

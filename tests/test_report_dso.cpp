@@ -34,7 +34,7 @@ std::vector<std::string> paths() {
 
 void const* host_state() {
 #if NSIGHTKIT_ENABLED
-  return nsightkit::detail::report_state();
+  return nsightkit::detail::report::state();
 #else
   return nullptr;
 #endif

@@ -716,6 +716,8 @@ class CaptureWindow {
   struct Edge {
     bool started{false};
     bool stopped{false};
+    bool first_active{false};  // the process had no active window before this one started
+    bool last_active{false};   // no window of the process is active after this one stopped
     CaptureEvent event{};
     std::vector<std::string> messages{};
   };
@@ -826,7 +828,8 @@ class CaptureWindow {
       if (use_nvtx_) nvtx_window_.emplace(Attributes{}, options_.nvtx_range_name);
       window_first_ = first;
       capturing_.store(true, std::memory_order_release);
-      detail::capture_state.active_windows.fetch_add(1, std::memory_order_acq_rel);
+      edge.first_active =
+          detail::capture_state.active_windows.fetch_add(1, std::memory_order_acq_rel) == 0;
       detail::capture_link(link_);
       detail::capture_install_exit_handler();
       std::int64_t const last = first > std::numeric_limits<std::int64_t>::max() - schedule_.active
@@ -861,7 +864,8 @@ class CaptureWindow {
       }
       if (failed) profiler_ = nullptr;
       capturing_.store(false, std::memory_order_release);
-      detail::capture_state.active_windows.fetch_sub(1, std::memory_order_acq_rel);
+      edge.last_active =
+          detail::capture_state.active_windows.fetch_sub(1, std::memory_order_acq_rel) == 1;
       detail::capture_unlink(link_);
       edge.event = CaptureEvent{window_first_, last < window_first_ ? window_first_ : last,
                                 schedule_.cycle_of(window_first_), complete};
@@ -873,6 +877,8 @@ class CaptureWindow {
   /// Diagnostics first, then callbacks; outside the lock, so callbacks may use windows.
   void deliver(Edge const& edge) noexcept {
     for (auto const& m : edge.messages) report(m);
+    if (edge.first_active) detail::capture_notify(true);
+    if (edge.last_active) detail::capture_notify(false);
     auto const& callbacks = edge.started ? on_start_ : on_stop_;
     if (!edge.started && !edge.stopped) return;
     for (auto const& f : callbacks) {

@@ -59,6 +59,16 @@
 #define NSIGHTKIT_DETAIL_HAS_EXCEPTIONS 0
 #endif
 
+// The exception guard, written once ({fmt}'s FMT_TRY/FMT_CATCH): without exceptions the try block
+// runs as a plain block and the handler is compiled out.
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+#define NSIGHTKIT_DETAIL_TRY try
+#define NSIGHTKIT_DETAIL_CATCH(x) catch (x)
+#else
+#define NSIGHTKIT_DETAIL_TRY if (true)
+#define NSIGHTKIT_DETAIL_CATCH(x) if (false)
+#endif
+
 // Process-wide state (sink registry, module registry, report) must exist once per process even
 // when several shared libraries of the process embed nsightkit. Default visibility lets the
 // dynamic linker unify the inline variables (GCC emits them as STB_GNU_UNIQUE), also when a

@@ -14,7 +14,8 @@
  *
  * Grammar: a comma-separated list of `table[=stderr|stdout|PATH]`, `json=PATH`, `csv=PATH`,
  * `trace=PATH`, `captured[=on|off]`, `threads[=on|off]`, `gpu=on|off`, `samples=N`,
- * `trace-events=N`, `paths=N`; or `0`/`off`/`none` (off). Modifiers without an output mean
+ * `trace-events=N`, `paths=N`, `depth=N`; or an off word (`0`, `off`, `none`, `false`, `no`, any
+ * case). Modifiers without an output mean
  * `table`. A bad value prints one message naming the variable and the bad item and leaves the
  * report off (the program runs on); ReportOptions::parse() throws std::invalid_argument instead.
  * Paths cannot contain commas.
@@ -50,8 +51,19 @@
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/process.hpp>
+#include <nsightkit/detail/report/options.hpp>
+#include <nsightkit/detail/report/output.hpp>
 #include <nsightkit/range.hpp>
+#include <nsightkit/report_types.hpp>
 
+#if NSIGHTKIT_ENABLED
+#include <nsightkit/detail/report/gpu_events.hpp>
+#include <nsightkit/detail/report/lifecycle.hpp>
+#endif
+#if defined(NSIGHTKIT_CUPTI) && NSIGHTKIT_CUPTI  // set by the nsightkit::cupti component
+#include <nsightkit/cupti.hpp>
+#endif
 #if NSIGHTKIT_HAS_CUDA
 #include <nsightkit/stream.hpp>
 #endif
@@ -62,185 +74,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <vector>
-
-NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
-
-/**
- * @brief A clock for the report: returns nanoseconds on a monotonic scale.
- *
- * The default is `std::chrono::steady_clock`. Tests inject their own to craft durations.
- */
-using ReportClock = std::int64_t (*)() noexcept;
-
-/**
- * @brief What the report records and where it writes.
- *
- * @code
- * nsightkit::ReportOptions o;
- * o.table = "stderr";             // the default
- * o.trace = "trace.json";         // becomes trace.rank3.json under a launcher with rank 3
- * o.captured_only = true;         // only ranges begun while a CaptureWindow is active
- * nsightkit::Report::enable(o);
- * @endcode
- */
-struct ReportOptions {
-  /// Where the table goes: "stderr" (default), "stdout", a file path, or "" for no table.
-  std::string table{"stderr"};
-  /// Path of the summary JSON ("" for none).
-  std::string json{};
-  /// Path of the summary CSV ("" for none).
-  std::string csv{};
-  /// Path of the Chrome trace-event JSON ("" for none). Setting it records trace events.
-  std::string trace{};
-  /// Write the configured outputs when the process exits (std::atexit).
-  bool at_exit{true};
-  /// Aggregate only ranges that begin while a capture window is active (detail::capture_active()).
-  bool captured_only{false};
-  /// The table also lists every thread on its own.
-  bool per_thread{false};
-  /// Time ranges on the GPU where a stream is current (CurrentStream, GpuRange).
-  bool gpu{true};
-  /// Keep trace events even without a trace path (for Report::trace_json()).
-  bool record_trace{false};
-  /// Durations kept exactly per path and thread; past that, percentiles come from a log
-  /// histogram (within about 1.6 %).
-  std::size_t exact_samples{1024};
-  /// Trace events kept per thread; later ones are counted as dropped.
-  std::size_t max_trace_events{std::size_t{1} << 20};
-  /// Distinct paths per thread; later new paths are counted under "(other paths)".
-  std::size_t max_paths{std::size_t{1} << 16};
-  /// The clock; nullptr means std::chrono::steady_clock.
-  ReportClock clock{nullptr};
-
-  /**
-   * @brief Parses the `NSIGHTKIT_REPORT` grammar (see the file comment).
-   * @param spec e.g. "table,trace=out.json"
-   * @param error receives the reason when the spec is bad (may be null)
-   * @return the options, or std::nullopt when `spec` is bad or turns the report off
-   *         (then `*error` is empty).
-   */
-  static std::optional<ReportOptions> try_parse(std::string_view spec,
-                                                std::string* error = nullptr);
-
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS || defined(NSIGHTKIT_DOXYGEN)
-  /**
-   * @brief Parses like try_parse() but throws on a bad spec.
-   * @throws std::invalid_argument naming the bad item; also for a spec that turns the report off.
-   */
-  static ReportOptions parse(std::string_view spec);
-#endif
-};
-
-/// Duration statistics of one row, in nanoseconds. Percentiles use the nearest-rank method.
-struct TimeStats {
-  std::uint64_t count{0};    ///< number of durations
-  std::int64_t total_ns{0};  ///< sum
-  double mean_ns{0.0};       ///< total / count
-  std::int64_t min_ns{0};    ///< smallest
-  std::int64_t p50_ns{0};    ///< median (nearest rank)
-  std::int64_t p95_ns{0};    ///< 95th percentile (nearest rank)
-  std::int64_t max_ns{0};    ///< largest
-  bool exact{true};          ///< false when the percentiles come from the log histogram
-};
-
-/// One row of the report: a range path, merged over threads or of one thread.
-struct PathStats {
-  std::string path;      ///< components joined by '/', outermost first
-  std::string name;      ///< the last component (the range's own name)
-  std::string domain;    ///< the last range's domain ("nsightkit", "" for the global domain, …)
-  std::size_t depth{0};  ///< 0 for a range with no enclosing range
-  std::size_t parent{static_cast<std::size_t>(-1)};  ///< index of the enclosing row, or -1
-  std::uint32_t thread{0};                           ///< OS thread id; 0 in merged rows
-  TimeStats cpu;                                     ///< CPU wall time
-  std::int64_t self_ns{0};  ///< total minus the totals of the child paths (never below 0)
-  TimeStats gpu;            ///< GPU time (count 0 when the range was never timed on a stream)
-};
-
-/// A thread that recorded ranges.
-struct ThreadStats {
-  std::uint32_t id{0};                ///< OS thread id
-  std::string name;                   ///< from name_current_thread(), or empty
-  bool exited{false};                 ///< the thread ended before the snapshot (its data is kept)
-  std::uint64_t ranges{0};            ///< ranges aggregated (steps included)
-  std::uint64_t trace_dropped{0};     ///< trace events beyond ReportOptions::max_trace_events
-  std::uint64_t paths_over_limit{0};  ///< ranges counted under "(other paths)"
-};
-
-/// Statistics of start/end ranges (UniqueRange) of one name.
-struct NamedStats {
-  std::string name;    ///< range name
-  std::string domain;  ///< domain name
-  TimeStats time;      ///< CPU wall time from start to end
-};
-
-/// How often a mark was emitted.
-struct MarkStats {
-  std::string name;        ///< mark name
-  std::string domain;      ///< domain name
-  std::uint64_t count{0};  ///< emissions
-};
-
-/// GPU timing bookkeeping of a snapshot.
-struct GpuTimingStats {
-  std::uint64_t ranges_timed{0};    ///< ranges with a GPU time
-  std::uint64_t ranges_pending{0};  ///< recorded but not complete at the snapshot
-  std::uint64_t ranges_skipped{
-      0};  ///< not timed: stream capturing a CUDA graph, or too many pending
-  std::uint64_t events_created{0};  ///< CUDA events created (the pool reuses them)
-  std::string error;                ///< why GPU timing stopped, or empty
-};
-
-/**
- * @brief Everything the report knows at one moment, as plain values.
- *
- * @code
- * auto snap = nsightkit::Report::snapshot();
- * if (auto const* row = snap.find("model/encoder")) std::printf("%llu calls\n", row->cpu.count);
- * @endcode
- */
-struct ReportSnapshot {
-  std::int64_t run_ns{0};               ///< time from enable() (or reset()) to the snapshot
-  std::optional<int> rank;              ///< launcher rank, if any
-  long pid{0};                          ///< OS process id
-  bool captured_only{false};            ///< ReportOptions::captured_only was set
-  std::vector<PathStats> paths;         ///< merged over threads, in tree order
-  std::vector<PathStats> thread_paths;  ///< per thread (in `threads` order), each in tree order
-  std::vector<ThreadStats> threads;     ///< threads that recorded, in order of first range
-  TimeStats steps;                      ///< capture-window step ranges, all threads
-  std::vector<NamedStats> start_end;    ///< start/end ranges by domain and name
-  std::vector<MarkStats> marks;         ///< marks by domain and name
-  GpuTimingStats gpu;                   ///< GPU timing bookkeeping
-
-  /// The merged row of `path`, or nullptr.
-  [[nodiscard]] PathStats const* find(std::string_view path) const noexcept {
-    for (auto const& r : paths) {
-      if (r.path == path) return &r;
-    }
-    return nullptr;
-  }
-  /// The row of `path` of thread `thread` (OS id), or nullptr.
-  [[nodiscard]] PathStats const* find(std::string_view path, std::uint32_t thread) const noexcept {
-    for (auto const& r : thread_paths) {
-      if (r.thread == thread && r.path == path) return &r;
-    }
-    return nullptr;
-  }
-};
-
-NSIGHTKIT_DETAIL_END_NAMESPACE
-
-#define NSIGHTKIT_DETAIL_REPORT_TYPES 1
-#include <nsightkit/detail/report_env.hpp>
-#include <nsightkit/detail/report_output.hpp>
-#include <nsightkit/detail/report_stats.hpp>
-#if NSIGHTKIT_ENABLED
-#include <nsightkit/detail/report_state.hpp>
-#include <nsightkit/detail/report_trace.hpp>
-#if NSIGHTKIT_HAS_CUDA
-#include <nsightkit/detail/report_cuda.hpp>
-#endif
-#endif
+#include <utility>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 
@@ -250,7 +84,7 @@ inline std::optional<ReportOptions> ReportOptions::try_parse(std::string_view sp
   bool on = false;
   std::string why;
   if (error != nullptr) error->clear();
-  if (!detail::parse_report_spec(spec, o, on, why)) {
+  if (!detail::report::parse_report_spec(spec, o, on, why)) {
     if (error != nullptr) *error = why;
     return std::nullopt;
   }
@@ -309,7 +143,7 @@ class Report {
    */
   static bool enable(ReportOptions const& options = ReportOptions{}) noexcept {
 #if NSIGHTKIT_ENABLED
-    return detail::report_enable(options);
+    return detail::report::enable(options);
 #else
     (void)options;
     return false;
@@ -324,7 +158,7 @@ class Report {
    */
   static bool enable_from_environment() noexcept {
 #if NSIGHTKIT_ENABLED
-    return detail::report_enable_from_environment();
+    return detail::report::enable_from_environment();
 #else
     return false;
 #endif
@@ -333,14 +167,14 @@ class Report {
   /// Stops recording. Collected data is kept; ranges open now lose their end.
   static void disable() noexcept {
 #if NSIGHTKIT_ENABLED
-    detail::report_disable();
+    detail::report::disable();
 #endif
   }
 
   /// True while the report records.
   [[nodiscard]] static bool is_enabled() noexcept {
 #if NSIGHTKIT_ENABLED
-    return detail::report_is_enabled();
+    return detail::report::is_enabled();
 #else
     return false;
 #endif
@@ -350,14 +184,14 @@ class Report {
   /// moment are forgotten.
   static void reset() noexcept {
 #if NSIGHTKIT_ENABLED
-    detail::report_reset();
+    detail::report::reset();
 #endif
   }
 
   /// The options in force (defaults when never enabled).
   [[nodiscard]] static ReportOptions options() {
 #if NSIGHTKIT_ENABLED
-    return detail::report_options();
+    return detail::report::options();
 #else
     return ReportOptions{};
 #endif
@@ -371,7 +205,7 @@ class Report {
    */
   [[nodiscard]] static ReportSnapshot snapshot() {
 #if NSIGHTKIT_ENABLED
-    return detail::report_snapshot();
+    return detail::report::snapshot();
 #else
     return ReportSnapshot{};
 #endif
@@ -384,17 +218,17 @@ class Report {
    */
   [[nodiscard]] static std::string format_table(ReportSnapshot const& snapshot,
                                                 bool per_thread = false) {
-    return detail::format_table(snapshot, per_thread);
+    return detail::report::format_table(snapshot, per_thread);
   }
 
   /// The summary of `snapshot` as JSON (format "nsightkit-report", version 1; see docs/report.md).
   [[nodiscard]] static std::string summary_json(ReportSnapshot const& snapshot) {
-    return detail::summary_json(snapshot);
+    return detail::report::summary_json(snapshot);
   }
 
   /// The summary of `snapshot` as CSV, one row per path (scope "all") and per thread and path.
   [[nodiscard]] static std::string summary_csv(ReportSnapshot const& snapshot) {
-    return detail::summary_csv(snapshot);
+    return detail::report::summary_csv(snapshot);
   }
 
   /**
@@ -405,7 +239,7 @@ class Report {
    */
   [[nodiscard]] static std::string trace_json() {
 #if NSIGHTKIT_ENABLED
-    return detail::report_trace_json();
+    return detail::report::trace_json();
 #else
     return "{\"traceEvents\":[]}\n";
 #endif
@@ -420,7 +254,7 @@ class Report {
    */
   static bool write() noexcept {
 #if NSIGHTKIT_ENABLED
-    return detail::report_write();
+    return detail::report::write();
 #else
     return false;
 #endif
@@ -436,7 +270,7 @@ class Report {
   /// The file name the report writes for `path`: "{rank}" and "{pid}" are replaced; without
   /// "{rank}" and with a launcher rank, ".rankN" goes before the extension ("out.rankN.json").
   [[nodiscard]] static std::string output_path(std::string const& path) {
-    return detail::expand_output_path(path, detail::launcher_rank_or_none(), detail::process_id());
+    return detail::report::output_path_here(path);
   }
 };
 
@@ -451,8 +285,9 @@ class Report {
  * the current device. Ranges on a stream that is capturing a CUDA graph are not timed. Nests:
  * the previous current stream comes back on destruction.
  *
- * Uses the CUDA runtime only when the report is enabled (link CUDA::cudart where you use it).
- * Without a driver, GPU timing stops with one message on stderr and CPU times go on.
+ * Makes its CUDA calls through the CUDA driver, loaded at run time when the report is enabled
+ * (nothing to link). Without a driver, GPU timing stops with one message on stderr and CPU
+ * times go on.
  *
  * @code
  * nsightkit::CurrentStream on{nsightkit::StreamView{stream}};
@@ -465,9 +300,13 @@ class CurrentStream {
   /// Sets `stream` as the thread's current stream until destruction.
   explicit CurrentStream(StreamView stream) noexcept {
 #if NSIGHTKIT_ENABLED
-    previous_ = detail::current_gpu;
-    detail::current_gpu =
-        detail::GpuContext{static_cast<void*>(stream.value()), &detail::cuda_gpu_api()};
+    previous_ = detail::report::current_gpu;
+    void* s = static_cast<void*>(stream.value());
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+    if (s == nullptr) s = detail::cuda_driver::per_thread_stream();  // what 0 means in this TU
+#endif
+    detail::report::current_gpu =
+        detail::report::GpuContext{s, &detail::report::driver_event_api()};
 #else
     (void)stream;
 #endif
@@ -476,7 +315,7 @@ class CurrentStream {
   /// Restores the previous current stream (or none).
   ~CurrentStream() noexcept {
 #if NSIGHTKIT_ENABLED
-    detail::current_gpu = previous_;
+    detail::report::current_gpu = previous_;
 #endif
   }
 
@@ -489,7 +328,7 @@ class CurrentStream {
 
 #if NSIGHTKIT_ENABLED
  private:
-  detail::GpuContext previous_{};
+  detail::report::GpuContext previous_{};
 #endif
 };
 
@@ -550,7 +389,7 @@ using GpuRange = GpuRangeIn<DefaultDomain>;
 #if NSIGHTKIT_ENABLED && !defined(NSIGHTKIT_REPORT_NO_AUTOSTART)
 namespace detail {
 // Reads NSIGHTKIT_REPORT once per process during static initialisation (see the file comment).
-NSIGHTKIT_DETAIL_VISIBLE inline bool const report_autostarted = report_autostart();
+NSIGHTKIT_DETAIL_VISIBLE inline bool const report_autostarted = report::autostart();
 }  // namespace detail
 #endif
 

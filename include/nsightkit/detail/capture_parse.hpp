@@ -1,6 +1,6 @@
 // Internal: the grammar of a capture schedule given as text (the NSIGHTKIT_CAPTURE variable).
 //
-//   value    := "off" | "none" | "0"            (any case: capture switched off)
+//   value    := an "off" word (detail::is_off_word: 0, off, none, false, no; any case)
 //             | item ("," item)*
 //   item     := key "=" integer                  (blanks around key and integer are ignored)
 //   key      := "wait" | "warmup" | "active" | "repeat" | "skip_first"   (each at most once)
@@ -33,31 +33,13 @@ struct ParsedSchedule {
   std::int64_t skip_first{0};
 };
 
-/// True for the words that switch capture off: "off", "none", "0" (any case).
-inline bool is_off_word(std::string_view s) noexcept {
-  s = trim(s);
-  auto equals_nocase = [s](std::string_view word) {
-    if (s.size() != word.size()) return false;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      char c = s[i];
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-      if (c != word[i]) return false;
-    }
-    return true;
-  };
-  return equals_nocase("off") || equals_nocase("none") || s == "0";
-}
-
-inline std::string quoted(std::string_view s) {
-  std::string q{"'"};
-  q.append(s.data(), s.size());
-  q += '\'';
-  return q;
-}
+/// A user's text quoted for a message (cut when long, control characters escaped).
+inline std::string quoted(std::string_view s) { return quote_value(s); }
 
 /// Parses a non-negative decimal int64 ("0" .. "9223372036854775807"). Returns an error text
 /// naming `value` and `key`, or "" on success.
-inline std::string parse_count(std::string_view value, std::string_view key, std::int64_t& out) {
+inline std::string parse_schedule_count(std::string_view value, std::string_view key,
+                                        std::int64_t& out) {
   if (value.empty()) return "value of " + quoted(key) + " is empty";
   std::uint64_t v = 0;
   constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
@@ -107,7 +89,7 @@ inline std::string parse_schedule_text(std::string_view text, ParsedSchedule& ou
     if (seen[k]) return "key " + quoted(key) + " is given twice";
     seen[k] = true;
     std::int64_t* const fields[] = {&r.wait, &r.warmup, &r.active, &r.repeat, &r.skip_first};
-    std::string err = parse_count(value, key, *fields[k]);
+    std::string err = parse_schedule_count(value, key, *fields[k]);
     if (!err.empty()) return err;
     if (comma == std::string_view::npos) break;
     pos = comma + 1;

@@ -31,13 +31,24 @@ inline bool is_step_range(Attributes const& a) noexcept {
   return a.has_category() && a.category().id() == step_category_id;
 }
 
+/// Told when the first window becomes active (true) and when the last active one stops (false),
+/// outside the windows' locks. The report uses it to collect GPU activity only during captured
+/// steps (captured mode) and to settle GPU work at a window's end.
+using CaptureListener = void (*)(bool active) noexcept;
+
 /// Process-wide capture status, written by CaptureWindow, read by consumers.
 struct CaptureState {
-  std::atomic<int> active_windows{0};       ///< windows currently in their active phase
-  std::atomic<std::int64_t> last_step{-1};  ///< number of the most recent step begun
+  std::atomic<int> active_windows{0};              ///< windows currently in their active phase
+  std::atomic<std::int64_t> last_step{-1};         ///< number of the most recent step begun
+  std::atomic<CaptureListener> listener{nullptr};  ///< the report's, when it runs
 };
 
 NSIGHTKIT_DETAIL_VISIBLE inline CaptureState capture_state{};
+
+/// Calls the listener, if any.
+inline void capture_notify(bool active) noexcept {
+  if (CaptureListener l = capture_state.listener.load(std::memory_order_acquire)) l(active);
+}
 
 /// True while at least one capture window is active.
 inline bool capture_active() noexcept {

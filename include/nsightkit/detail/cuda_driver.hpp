@@ -51,6 +51,8 @@ struct Api {
   int (*ctx_set_current)(void* ctx) noexcept;
   int (*ctx_get_device)(int* device) noexcept;
   int (*ctx_synchronize)() noexcept;
+  int (*ctx_push_current)(void* ctx) noexcept;
+  int (*ctx_pop_current)(void** ctx) noexcept;
   int (*device_get)(int* device, int ordinal) noexcept;
   int (*device_get_count)(int* count) noexcept;
   int (*device_primary_ctx_retain)(void** ctx, int device) noexcept;
@@ -117,6 +119,8 @@ inline Api load() noexcept {
   bind(lib, a.ctx_set_current, "cuCtxSetCurrent");
   bind(lib, a.ctx_get_device, "cuCtxGetDevice");
   bind(lib, a.ctx_synchronize, "cuCtxSynchronize");
+  bind(lib, a.ctx_push_current, "cuCtxPushCurrent_v2", "cuCtxPushCurrent");
+  bind(lib, a.ctx_pop_current, "cuCtxPopCurrent_v2", "cuCtxPopCurrent");
   bind(lib, a.device_get, "cuDeviceGet");
   bind(lib, a.device_get_count, "cuDeviceGetCount");
   bind(lib, a.device_primary_ctx_retain, "cuDevicePrimaryCtxRetain");

@@ -12,13 +12,16 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/text.hpp>
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <string_view>
 
 #if defined(__linux__) && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define NSIGHTKIT_DETAIL_REPORT_TSC 1
@@ -32,7 +35,7 @@ __extension__ typedef unsigned __int128 nsightkit_detail_u128;
 #endif
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
-namespace detail {
+namespace detail::report {
 
 /// steady_clock in nanoseconds.
 inline std::int64_t steady_now() noexcept {
@@ -42,7 +45,7 @@ inline std::int64_t steady_now() noexcept {
 }
 
 /// A TSC-to-steady_clock conversion: ns = base_ns + ((tsc - tsc0) * mult) >> 32.
-struct ReportTsc {
+struct Tsc {
   bool usable{false};
   std::int64_t base_ns{0};
   std::uint64_t tsc0{0};
@@ -52,7 +55,7 @@ struct ReportTsc {
 
 #if NSIGHTKIT_DETAIL_REPORT_TSC
 /// One (steady, tsc) pair: the steady reading bracketed by two TSC reads, the tightest of a few.
-inline void report_tsc_pair(std::int64_t& ns, std::uint64_t& tsc) noexcept {
+inline void tsc_pair(std::int64_t& ns, std::uint64_t& tsc) noexcept {
   std::uint64_t best = ~std::uint64_t{0};
   for (int i = 0; i < 8; ++i) {
     std::uint64_t const a = __rdtsc();
@@ -67,37 +70,31 @@ inline void report_tsc_pair(std::int64_t& ns, std::uint64_t& tsc) noexcept {
 }
 #endif
 
-/// Decides once whether the TSC may stand in for steady_clock here, and calibrates it.
-inline ReportTsc report_tsc_calibrate() noexcept {
-  ReportTsc t;
+/// Checks the CPU and kernel, then measures the TSC against steady_clock (about 2 ms).
+inline void tsc_measure(Tsc& t) {
 #if NSIGHTKIT_DETAIL_REPORT_TSC
-  char const* env = std::getenv("NSIGHTKIT_REPORT_CLOCK");
-  if (env != nullptr && std::strcmp(env, "steady") == 0) {
-    t.why = "NSIGHTKIT_REPORT_CLOCK=steady";
-    return t;
-  }
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (__get_cpuid(0x80000007u, &a, &b, &c, &d) == 0 || (d & (1u << 8)) == 0) {
     t.why = "the CPU has no invariant TSC";
-    return t;
+    return;
   }
   std::string source;
   {
     std::ifstream f{"/sys/devices/system/clocksource/clocksource0/current_clocksource"};
     if (!(f >> source) || source != "tsc") {
       t.why = "the kernel's clocksource is '" + source + "', not 'tsc'";
-      return t;
+      return;
     }
   }
   std::int64_t ns0 = 0, ns1 = 0;
   std::uint64_t tsc0 = 0, tsc1 = 0;
-  report_tsc_pair(ns0, tsc0);
+  tsc_pair(ns0, tsc0);
   do {  // about 2 ms between the two pairs: a scale good to about 1e-5
-    report_tsc_pair(ns1, tsc1);
+    tsc_pair(ns1, tsc1);
   } while (ns1 - ns0 < 2'000'000 && ns1 >= ns0);
   if (tsc1 <= tsc0 || ns1 <= ns0) {
     t.why = "the TSC did not advance with steady_clock";
-    return t;
+    return;
   }
   auto const ticks = tsc1 - tsc0;
   auto const nanos = static_cast<std::uint64_t>(ns1 - ns0);
@@ -109,17 +106,68 @@ inline ReportTsc report_tsc_calibrate() noexcept {
 #else
   t.why = "not an x86-64 Linux build with GCC or Clang";
 #endif
+}
+
+/// What NSIGHTKIT_REPORT_CLOCK asks for: "auto" (the default: the TSC where sound), "steady"
+/// (always steady_clock), "tsc" (like auto, but says why when the TSC cannot be used).
+enum class ClockChoice { automatic, steady, tsc };
+
+/// Reads NSIGHTKIT_REPORT_CLOCK; a value it does not know is named on stderr, then ignored.
+inline ClockChoice clock_choice() noexcept {
+  char const* env = std::getenv("NSIGHTKIT_REPORT_CLOCK");
+  if (env == nullptr) return ClockChoice::automatic;
+  std::string_view const v = trim(env);
+  if (v.empty() || equals_word(v, "auto")) return ClockChoice::automatic;
+  if (equals_word(v, "steady")) return ClockChoice::steady;
+  if (equals_word(v, "tsc")) return ClockChoice::tsc;
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+  try {
+#endif
+    std::fprintf(stderr,
+                 "nsightkit report: NSIGHTKIT_REPORT_CLOCK=%s is not one of auto, steady, tsc; "
+                 "using auto\n",
+                 quote_value(v).c_str());
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+  } catch (...) {
+  }
+#endif
+  return ClockChoice::automatic;
+}
+
+/// Decides once whether the TSC may stand in for steady_clock here, and calibrates it.
+inline Tsc tsc_calibrate(ClockChoice choice) noexcept {
+  Tsc t;
+  if (choice == ClockChoice::steady) {
+    t.why = "NSIGHTKIT_REPORT_CLOCK=steady";
+    return t;
+  }
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+  try {
+#endif
+    tsc_measure(t);
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+  } catch (...) {
+    t.usable = false;
+    t.why = "out of memory while calibrating";
+  }
+#endif
+  if (!t.usable && choice == ClockChoice::tsc) {
+    std::fprintf(stderr,
+                 "nsightkit report: NSIGHTKIT_REPORT_CLOCK=tsc: the TSC cannot be used here (%s); "
+                 "using steady_clock\n",
+                 t.why.c_str());
+  }
   return t;
 }
 
 /// The conversion of this process (calibrated on first use).
-inline ReportTsc const& report_tsc() noexcept {
-  static ReportTsc const t = report_tsc_calibrate();
+inline Tsc const& process_tsc() noexcept {
+  static Tsc const t = tsc_calibrate(clock_choice());
   return t;
 }
 
 /// Now, by `t` when usable, else by steady_clock.
-inline std::int64_t report_clock_now(ReportTsc const& t) noexcept {
+inline std::int64_t clock_now(Tsc const& t) noexcept {
 #if NSIGHTKIT_DETAIL_REPORT_TSC
   if (t.usable) {
     // Signed: a read on another CPU just before calibration's may be a few ticks earlier.
@@ -135,5 +183,5 @@ inline std::int64_t report_clock_now(ReportTsc const& t) noexcept {
   return steady_now();
 }
 
-}  // namespace detail
+}  // namespace detail::report
 NSIGHTKIT_DETAIL_END_NAMESPACE

@@ -20,7 +20,7 @@
 #include <vector>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
-namespace detail {
+namespace detail::report {
 
 /// Bucket arithmetic of the log-linear histogram (HDR-histogram style, 5 sub-bucket bits).
 struct LogBuckets {
@@ -200,5 +200,5 @@ class Distribution {
   std::vector<std::uint64_t> buckets_;
 };
 
-}  // namespace detail
+}  // namespace detail::report
 NSIGHTKIT_DETAIL_END_NAMESPACE

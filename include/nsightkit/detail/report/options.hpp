@@ -1,0 +1,227 @@
+// Internal: the report's configuration grammar (NSIGHTKIT_REPORT) and output file names. Pure C++,
+// in enabled and disabled builds alike.
+#pragma once
+
+#include <nsightkit/config.hpp>
+#include <nsightkit/detail/process.hpp>
+#include <nsightkit/detail/text.hpp>
+#include <nsightkit/report_types.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+namespace detail::report {
+
+/// What the grammar accepts, quoted in every parse error.
+inline constexpr char const report_grammar[] =
+    "a comma-separated list of: table[=stderr|stdout|PATH], json=PATH, csv=PATH, trace=PATH, "
+    "captured[=on|off], threads[=on|off], gpu=on|off|auto|events|cupti, gpu-depth=N, samples=N, "
+    "trace-events=N, paths=N, depth=N; or an off word (0, off, none, false, no: report off)";
+
+/// Deepest nesting the report keeps as separate paths by default (ReportOptions::max_depth).
+inline constexpr std::size_t default_max_depth = 128;
+
+/// Names two outputs that would write the same file ("" when none do): the second would
+/// silently replace the first.
+inline std::string output_clash(ReportOptions const& o) {
+  std::pair<char const*, std::string const*> const files[] = {
+      {"table", &o.table}, {"json", &o.json}, {"csv", &o.csv}, {"trace", &o.trace}};
+  for (std::size_t i = 0; i < 4; ++i) {
+    std::string const& a = *files[i].second;
+    if (a.empty() || (i == 0 && (a == "stderr" || a == "stdout"))) continue;
+    for (std::size_t j = i + 1; j < 4; ++j) {
+      if (*files[j].second == a) {
+        return std::string{files[i].first} + " and " + files[j].first + " both write " +
+               quote_value(a) + " (give each output its own file)";
+      }
+    }
+  }
+  return {};
+}
+
+/**
+ * Parses a report specification (the value of NSIGHTKIT_REPORT) into `out`.
+ * `on` tells whether the spec turns the report on (an empty spec or an off word turn it off).
+ * Returns false with a message naming the offending item in `error`.
+ */
+inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& on,
+                              std::string& error) {
+  ReportOptions o;
+  o.table.clear();
+  spec = trim(spec);
+  if (spec.empty() || is_off_word(spec)) {
+    on = false;
+    out = o;
+    return true;
+  }
+  auto fail = [&](std::string const& what) {
+    error = what + "; expected " + report_grammar;
+    return false;
+  };
+  enum Key {
+    table,
+    json,
+    csv,
+    trace,
+    captured,
+    threads,
+    gpu,
+    samples,
+    events,
+    paths,
+    depth,
+    gpu_depth,
+    count
+  };
+  static constexpr char const* names[count] = {"table",        "json",    "csv",   "trace",
+                                               "captured",     "threads", "gpu",   "samples",
+                                               "trace-events", "paths",   "depth", "gpu-depth"};
+  bool seen[count] = {};
+  std::size_t pos = 0;
+  while (pos <= spec.size()) {
+    std::size_t const comma = spec.find(',', pos);
+    std::string_view const raw =
+        spec.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    pos = comma == std::string_view::npos ? spec.size() + 1 : comma + 1;
+    std::string_view const item = trim(raw);
+    if (item.empty()) return fail("empty item (two commas in a row, or a comma at an end)");
+    std::size_t const eq = item.find('=');
+    std::string_view const word = trim(item.substr(0, eq));
+    bool const has_value = eq != std::string_view::npos;
+    std::string_view const value = has_value ? trim(item.substr(eq + 1)) : std::string_view{};
+    std::string const quoted = quote_value(item);
+    if (has_value && value.empty()) return fail("empty value in " + quoted);
+    if (!has_value && is_off_word(word)) {
+      return fail(quoted + " turns the report off and cannot be combined with other items");
+    }
+    int key = count;
+    if (!has_value && is_on_word(word)) {
+      key = table;  // "1", "on", ...: the default table
+    } else {
+      for (int k = 0; k < count; ++k) {
+        if (word == names[k]) key = k;
+      }
+    }
+    if (key == count) return fail("unknown item " + quoted);
+    if (seen[key]) {
+      error = "'" + std::string{names[key]} + "' given twice; expected " + report_grammar;
+      return false;
+    }
+    seen[key] = true;
+    switch (key) {
+      case table: o.table = has_value ? std::string{value} : std::string{"stderr"}; break;
+      case json:
+      case csv:
+      case trace:
+        if (!has_value) {
+          return fail(quoted + " needs a file path (" + std::string{names[key]} + "=PATH)");
+        }
+        (key == json ? o.json : key == csv ? o.csv : o.trace) = std::string{value};
+        break;
+      case gpu:
+        if (has_value && (equals_word(value, "auto") || equals_word(value, "events") ||
+                          equals_word(value, "cupti"))) {
+          o.gpu = true;
+          o.gpu_source = equals_word(value, "auto")     ? GpuSourceKind::automatic
+                         : equals_word(value, "events") ? GpuSourceKind::events
+                                                        : GpuSourceKind::cupti;
+          break;
+        }
+        if (has_value && !parse_switch(value, o.gpu)) {
+          return fail("bad value in " + quoted + " (use on, off, auto, events or cupti)");
+        }
+        break;
+      case captured:
+      case threads: {
+        bool v = true;
+        if (has_value && !parse_switch(value, v)) {
+          return fail("bad switch value in " + quoted + " (use on or off)");
+        }
+        (key == captured ? o.captured_only : o.per_thread) = v;
+        break;
+      }
+      default: {  // samples, trace-events, paths, depth, gpu-depth
+        if (!has_value) {
+          return fail(quoted + " needs a number (" + std::string{names[key]} + "=N)");
+        }
+        std::uint64_t n = 0;
+        std::uint64_t const min = key == samples || key == gpu_depth ? 0 : 1;
+        std::uint64_t const max = std::uint64_t{1} << 30;
+        if (!parse_count(value, min, max, n)) {
+          return fail("bad number in " + quoted + " (an integer from " + std::to_string(min) +
+                      " to " + std::to_string(max) + ")");
+        }
+        auto const v = static_cast<std::size_t>(n);
+        if (key == samples) o.exact_samples = v;
+        if (key == events) o.max_trace_events = v;
+        if (key == paths) o.max_paths = v;
+        if (key == depth) o.max_depth = v;
+        if (key == gpu_depth) o.gpu_depth = v;
+      }
+    }
+  }
+  // Modifiers alone ("captured") still mean "report": the table on stderr.
+  if (o.table.empty() && o.json.empty() && o.csv.empty() && o.trace.empty()) o.table = "stderr";
+  std::string const clash = output_clash(o);
+  if (!clash.empty()) return fail(clash);
+  on = true;
+  out = std::move(o);
+  return true;
+}
+
+/// Inserts `tag` before the extension of the last path component ("out.json" + ".rank3" gives
+/// "out.rank3.json"; "out" gives "out.rank3"; a dot-file like ".trace" gets it at the end).
+inline void insert_before_extension(std::string& path, std::string const& tag) {
+  std::size_t const slash = path.find_last_of("/\\");
+  std::size_t const base = slash == std::string::npos ? 0 : slash + 1;
+  std::size_t const dot = path.find_last_of('.');
+  if (dot == std::string::npos || dot <= base) {
+    path += tag;
+  } else {
+    path.insert(dot, tag);
+  }
+}
+
+/// The file name an output really gets: "{rank}" and "{pid}" are replaced; without "{rank}", a
+/// rank (`rank` >= 0; negative: none) goes before the extension ("out.json" becomes
+/// "out.rank3.json"); without "{pid}", a child forked from a process that runs the report gets
+/// ".pidN" there too, so parent and child never write one file.
+inline std::string expand_output_path(std::string_view path, int rank, long pid,
+                                      bool forked_child = false) {
+  std::string out;
+  bool had_rank_field = false, had_pid_field = false;
+  for (std::size_t i = 0; i < path.size();) {
+    if (path.compare(i, 6, "{rank}") == 0) {
+      out += std::to_string(rank >= 0 ? rank : 0);
+      had_rank_field = true;
+      i += 6;
+    } else if (path.compare(i, 5, "{pid}") == 0) {
+      out += std::to_string(pid);
+      had_pid_field = true;
+      i += 5;
+    } else {
+      out += path[i++];
+    }
+  }
+  std::string tag;
+  if (rank >= 0 && !had_rank_field) tag += ".rank" + std::to_string(rank);
+  if (forked_child && !had_pid_field) tag += ".pid" + std::to_string(pid);
+  if (!tag.empty()) insert_before_extension(out, tag);
+  return out;
+}
+
+/// expand_output_path() for this process.
+inline std::string output_path_here(std::string_view path) {
+  return expand_output_path(path, launcher_rank_or_none(), process_id(),
+                            forked_from.load(std::memory_order_relaxed) != 0);
+}
+
+}  // namespace detail::report
+NSIGHTKIT_DETAIL_END_NAMESPACE

@@ -1,0 +1,396 @@
+// Internal: the Chrome trace-event JSON export (Perfetto UI, chrome://tracing): one track per
+// thread with its ranges ("X"), marks ("i") and step ranges, one track per GPU stream with the GPU
+// slices the source measured, start/end ranges as async "b"/"e" pairs, and metadata naming the
+// process, threads and streams. Streamed into a TextSink.
+#pragma once
+
+#include <nsightkit/config.hpp>
+#include <nsightkit/detail/json.hpp>
+#include <nsightkit/detail/process.hpp>
+#include <nsightkit/detail/report/output.hpp>
+#include <nsightkit/detail/report/snapshot.hpp>
+#include <nsightkit/detail/report/state.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+namespace detail::report {
+
+/// Track ids of GPU streams start here, above any OS thread id (Linux pid_max is at most 2^22).
+inline constexpr std::uint32_t gpu_track_base = 0x40000000u;
+
+/// One thread's data, copied out under its lock so the writing happens without it.
+struct ThreadTraceCopy {
+  std::uint32_t tid{0};
+  std::size_t index{0};
+  std::string thread_name;
+  std::vector<TraceEvent> events;
+  std::vector<std::string> labels;
+  std::vector<Payload> payloads;
+  std::vector<std::string> names, paths;  // JSON-escaped, per node
+  std::vector<Instant> instants;
+  std::vector<std::string> mark_names;
+  std::vector<GpuSlice> gpu;
+  std::vector<GpuTrack> tracks;
+};
+
+inline ThreadTraceCopy copy_for_trace(ThreadData& td, std::uint64_t& dropped) {
+  ThreadTraceCopy c;
+  SpinGuard lock{td.lock};
+  c.tid = td.tid;
+  c.index = td.index;
+  c.thread_name = td.name;
+  c.events = td.trace;
+  c.labels = td.labels;
+  c.payloads = td.payloads;
+  c.instants = td.instants;
+  c.gpu = td.gpu_trace;
+  c.tracks = td.gpu_tracks;
+  dropped += td.trace_dropped;
+  c.names.resize(td.nodes.size());
+  c.paths.resize(td.nodes.size());
+  for (std::size_t i = 0; i < td.nodes.size(); ++i) {
+    Node const& n = td.nodes[i];
+    std::string const comp = component(n.domain, n.name);
+    std::string path = n.parent != no_node && n.parent < i ? c.paths[n.parent] : std::string{};
+    if (!path.empty()) path += '/';
+    path += comp;
+    c.paths[i] = std::move(path);
+    c.names[i] = comp;
+  }
+  for (Mark const& m : td.marks) c.mark_names.push_back(component(m.domain, m.name));
+  return c;
+}
+
+/// Writes the trace, section by section.
+class TraceWriter {
+ public:
+  TraceWriter(TextSink& sink, long pid, std::int64_t origin) noexcept
+      : sink_{sink}, out_{sink.buffer()}, pid_{pid}, origin_{origin} {}
+
+  void begin(std::string const& process_name) {
+    out_ += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+    meta_name("process_name", 0, process_name);
+  }
+
+  /// A thread's track: its ranges, steps and marks, then its GPU slices on stream tracks.
+  void thread(ThreadTraceCopy& t) {
+    if (t.events.empty() && t.instants.empty() && t.gpu.empty() && t.thread_name.empty()) return;
+    for (auto* v : {&t.names, &t.paths}) {
+      for (auto& text : *v) {
+        std::string e;
+        json_string(e, text);
+        text = std::move(e);
+      }
+    }
+    meta_name("thread_name", t.tid,
+              t.thread_name.empty() ? fmt::format("thread {}", t.tid) : t.thread_name);
+    meta_sort(t.tid, t.index);
+    ranges(t);
+    marks(t);
+    gpu_slices(t);
+  }
+
+  void start_end(std::vector<StartEndEvent> const& events, std::vector<std::string> const& names) {
+    for (StartEndEvent const& e : events) {
+      for (int edge = 0; edge < 2; ++edge) {
+        event();
+        fmt::format_to(std::back_inserter(out_),
+                       "{{\"ph\":\"{}\",\"name\":", edge == 0 ? "b" : "e");
+        json_string(out_, e.stats < names.size() ? names[e.stats] : std::string{"range"});
+        fmt::format_to(std::back_inserter(out_),
+                       ",\"cat\":\"nsightkit start/end\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":",
+                       e.id, pid_, e.tid);
+        json_micros(out_, (edge == 0 ? e.start : e.end) - origin_);
+        out_ += '}';
+      }
+      sink_.maybe_flush();
+    }
+  }
+
+  /// A counter track per device: the share of each time bin the GPU was busy (union of the
+  /// slices of every stream and thread). Bins of 1 ms, wider for long runs (at most 10^4 bins).
+  void busy_counters() {
+    for (auto& [device, v] : busy_) {
+      if (v.empty()) continue;
+      std::sort(v.begin(), v.end());
+      std::int64_t const first = v.front().first;
+      std::int64_t last = first;
+      for (auto const& iv : v) last = std::max(last, iv.second);
+      std::int64_t bin = 1'000'000;
+      while ((last - first) / bin > 10'000) bin *= 2;
+      std::vector<std::int64_t> busy(static_cast<std::size_t>((last - first) / bin + 1), 0);
+      std::int64_t frontier = first;
+      for (auto const& [s0, e] : v) {  // the union, spread over the bins it covers
+        std::int64_t s = std::max(s0, frontier);
+        if (e <= s) continue;
+        frontier = e;
+        while (s < e) {
+          auto const b = static_cast<std::size_t>((s - first) / bin);
+          std::int64_t const bin_end = first + static_cast<std::int64_t>(b + 1) * bin;
+          std::int64_t const piece = std::min(e, bin_end) - s;
+          busy[b] += piece;
+          s += piece;
+        }
+      }
+      std::string const name = fmt::format("GPU busy % (device {})", device);
+      for (std::size_t b = 0; b < busy.size(); ++b) {
+        event();
+        out_ += "{\"ph\":\"C\",\"name\":";
+        json_string(out_, name);
+        fmt::format_to(std::back_inserter(out_), ",\"pid\":{},\"ts\":", pid_);
+        json_micros(out_, first + static_cast<std::int64_t>(b) * bin - origin_);
+        fmt::format_to(std::back_inserter(out_), ",\"args\":{{\"busy\":{:.1f}}}}}",
+                       100.0 * static_cast<double>(busy[b]) / static_cast<double>(bin));
+        sink_.maybe_flush();
+      }
+    }
+  }
+
+  void end(std::string const& other_data) {
+    out_ += "\n],\"otherData\":";
+    out_ += other_data;
+    out_ += "}\n";
+    sink_.flush();
+  }
+
+ private:
+  void event() {
+    if (!first_) out_ += ",\n";
+    first_ = false;
+  }
+
+  void meta_name(char const* what, std::uint32_t tid, std::string const& name) {
+    event();
+    fmt::format_to(
+        std::back_inserter(out_),
+        "{{\"ph\":\"M\",\"name\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":0,\"args\":{{\"name\":", what,
+        pid_, tid);
+    json_string(out_, name);
+    out_ += "}}";
+  }
+
+  void meta_sort(std::uint32_t tid, std::size_t index) {
+    event();
+    fmt::format_to(std::back_inserter(out_),
+                   "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{},\"tid\":{},\"ts\":0,"
+                   "\"args\":{{\"sort_index\":{}}}}}",
+                   pid_, tid, index);
+  }
+
+  void ranges(ThreadTraceCopy& t) {
+    // Nested ranges on one track: parents first at equal start times.
+    std::sort(t.events.begin(), t.events.end(), [](TraceEvent const& a, TraceEvent const& b) {
+      return a.start != b.start ? a.start < b.start : a.dur > b.dur;
+    });
+    for (TraceEvent const& e : t.events) {
+      event();
+      out_ += "{\"ph\":\"X\",\"name\":";
+      bool const step = e.node == no_node;
+      if (step) {
+        json_string(out_, e.label < t.labels.size() ? t.labels[e.label] : std::string{"step"});
+      } else {
+        out_ += e.node < t.names.size() ? t.names[e.node] : std::string{"\"?\""};
+      }
+      out_ += step ? ",\"cat\":\"nsightkit step\"" : ",\"cat\":\"nsightkit\"";
+      fmt::format_to(std::back_inserter(out_), ",\"pid\":{},\"tid\":{},\"ts\":", pid_, t.tid);
+      json_micros(out_, e.start - origin_);
+      out_ += ",\"dur\":";
+      json_micros(out_, e.dur);
+      if (!step && e.node < t.paths.size()) {
+        out_ += ",\"args\":{\"path\":";
+        out_ += t.paths[e.node];
+        if (e.label < t.payloads.size()) {
+          out_ += ",\"payload\":";
+          json_payload(out_, t.payloads[e.label]);
+        }
+        out_ += '}';
+      }
+      out_ += '}';
+      sink_.maybe_flush();
+    }
+  }
+
+  void marks(ThreadTraceCopy const& t) {
+    for (Instant const& m : t.instants) {
+      event();
+      out_ += "{\"ph\":\"i\",\"s\":\"t\",\"name\":";
+      json_string(out_, m.mark < t.mark_names.size() ? t.mark_names[m.mark] : std::string{"mark"});
+      fmt::format_to(std::back_inserter(out_),
+                     ",\"cat\":\"nsightkit mark\",\"pid\":{},\"tid\":{},\"ts\":", pid_, t.tid);
+      json_micros(out_, m.t - origin_);
+      out_ += '}';
+      sink_.maybe_flush();
+    }
+  }
+
+  /// The trace track of a thread's GPU track: one per stream, or one per stream and thread when
+  /// several threads time work on one stream (so every track holds properly nested slices).
+  std::uint32_t stream_track(GpuTrack const& g, std::uint32_t tid) {
+    auto same = [&](StreamTrack const& t) {
+      return t.stream == g.stream && t.id == g.id && t.device == g.device;
+    };
+    for (StreamTrack const& t : streams_) {
+      if (same(t) && (t.tid == 0 || t.tid == tid)) return t.track;
+    }
+    bool shared = false;
+    for (StreamTrack const& t : streams_) {
+      if (same(t)) shared = true;
+    }
+    std::uint32_t const track = gpu_track_base + static_cast<std::uint32_t>(streams_.size());
+    streams_.push_back(StreamTrack{g.stream, g.id, g.device, tid, track});
+    char handle[32];
+    std::snprintf(handle, sizeof handle, "%p", g.stream);
+    std::string label = g.id >= 0             ? fmt::format("stream {}", g.id)
+                        : g.stream == nullptr ? std::string{"default stream"}
+                                              : fmt::format("stream {}", handle);
+    label = fmt::format("GPU {} (device {}){}", label, g.device,
+                        shared ? fmt::format(", thread {}", tid) : "");
+    meta_name("thread_name", track, label);
+    meta_sort(track, 1000000 + streams_.size());
+    return track;
+  }
+
+  void gpu_slices(ThreadTraceCopy& t) {
+    struct Out {
+      GpuSlice slice;
+      std::uint32_t track;
+    };
+    std::vector<Out> slices;
+    slices.reserve(t.gpu.size());
+    for (GpuSlice const& g : t.gpu) {
+      if (g.track >= t.tracks.size()) continue;
+      slices.push_back(Out{g, stream_track(t.tracks[g.track], t.tid)});
+    }
+    std::sort(slices.begin(), slices.end(), [](Out const& a, Out const& b) {
+      return a.slice.start != b.slice.start ? a.slice.start < b.slice.start
+                                            : a.slice.dur > b.slice.dur;
+    });
+    for (Out const& g : slices) {
+      busy_[t.tracks[g.slice.track].device].emplace_back(g.slice.start,
+                                                         g.slice.start + g.slice.dur);
+      if (g.slice.launched >= 0 && g.slice.correlation != 0 &&
+          flows_.insert(g.slice.correlation).second) {
+        // An arrow from the launch call on the thread's track to the work on the GPU's.
+        event();
+        fmt::format_to(std::back_inserter(out_),
+                       "{{\"ph\":\"s\",\"name\":\"launch\",\"cat\":\"nsightkit launch\",\"id\":{},"
+                       "\"pid\":{},\"tid\":{},\"ts\":",
+                       g.slice.correlation, pid_, t.tid);
+        json_micros(out_, g.slice.launched - origin_);
+        out_ += '}';
+        event();
+        fmt::format_to(std::back_inserter(out_),
+                       "{{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"launch\",\"cat\":\"nsightkit "
+                       "launch\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":",
+                       g.slice.correlation, pid_, g.track);
+        json_micros(out_, g.slice.start - origin_);
+        out_ += '}';
+      }
+      event();
+      out_ += "{\"ph\":\"X\",\"name\":";
+      out_ += g.slice.node < t.names.size() ? t.names[g.slice.node] : std::string{"\"?\""};
+      fmt::format_to(std::back_inserter(out_),
+                     ",\"cat\":\"nsightkit gpu\",\"pid\":{},\"tid\":{},\"ts\":", pid_, g.track);
+      json_micros(out_, g.slice.start - origin_);
+      out_ += ",\"dur\":";
+      json_micros(out_, g.slice.dur);
+      if (g.slice.node < t.paths.size()) {
+        out_ += ",\"args\":{\"path\":";
+        out_ += t.paths[g.slice.node];
+        fmt::format_to(std::back_inserter(out_), ",\"cpu_thread\":{}}}", t.tid);
+      }
+      out_ += '}';
+      sink_.maybe_flush();
+    }
+  }
+
+  struct StreamTrack {
+    void* stream;
+    std::int64_t id;
+    int device;
+    std::uint32_t tid;  // recording thread when the stream needs one track per thread, else 0
+    std::uint32_t track;
+  };
+
+  TextSink& sink_;
+  std::string& out_;
+  long pid_;
+  std::int64_t origin_;
+  bool first_{true};
+  std::vector<StreamTrack> streams_;
+  std::map<int, std::vector<std::pair<std::int64_t, std::int64_t>>> busy_;  // per device
+  std::set<std::uint32_t> flows_;  // correlation ids that have their arrow
+};
+
+/// Writes the whole trace of the report's data so far into `sink`.
+inline void write_trace(TextSink& sink) {
+  State* s = state();
+  long const os_pid = process_id();
+  auto const rank = launcher_rank();
+  long const pid = rank ? static_cast<long>(rank->rank) : os_pid;
+  std::int64_t origin = 0;
+  // The default clock is CLOCK_MONOTONIC on Linux, which the host's processes share.
+  bool steady = true;
+  char const* source = "steady_clock";
+  std::vector<ThreadData*> threads;
+  if (s != nullptr) {
+    if (GpuSource* src = s->source.load(std::memory_order_acquire)) src->flush(*s);
+    std::lock_guard<std::mutex> lock{s->mutex};
+    origin = s->origin.load(std::memory_order_relaxed);
+    steady = s->clock.load(std::memory_order_relaxed) == nullptr;
+    if (steady && s->tsc.usable) source = "tsc calibrated to steady_clock";
+    if (!steady) source = "ReportOptions::clock";
+    for (auto const& t : s->threads) threads.push_back(t.get());
+  }
+
+  TraceWriter w{sink, pid, origin};
+  long const parent = forked_from.load(std::memory_order_relaxed);
+  std::string name = rank ? fmt::format("nsightkit rank {} (pid {})", rank->rank, os_pid)
+                          : fmt::format("nsightkit pid {}", os_pid);
+  if (parent != 0) name += fmt::format(", forked from pid {}", parent);
+  w.begin(name);
+  std::uint64_t dropped = 0;
+  for (ThreadData* td : threads) {
+    ThreadTraceCopy t = copy_for_trace(*td, dropped);
+    w.thread(t);
+  }
+  if (s != nullptr) {
+    std::vector<StartEndEvent> se;
+    std::vector<std::string> se_names;
+    {
+      std::lock_guard<std::mutex> lock{s->se_mutex};
+      se = s->se_trace;
+      for (auto const& st : s->se_stats) se_names.push_back(component(st.domain, st.name));
+    }
+    w.start_end(se, se_names);
+  }
+  w.busy_counters();
+  w.end(
+      fmt::format("{{\"producer\":\"nsightkit {}\",\"rank\":{},\"pid\":{},\"forked_from\":{},"
+                  "\"events_dropped\":{},\"clock\":\"{}\",\"clock_source\":\"{}\","
+                  "\"time_origin_ns\":{}}}",
+                  version_string, rank ? std::to_string(rank->rank) : std::string{"null"}, os_pid,
+                  parent != 0 ? std::to_string(parent) : std::string{"null"}, dropped,
+                  steady ? "steady" : "custom", source, origin));
+}
+
+inline std::string trace_json() {
+  TextSink sink;
+  write_trace(sink);
+  return std::move(sink.buffer());
+}
+
+}  // namespace detail::report
+NSIGHTKIT_DETAIL_END_NAMESPACE

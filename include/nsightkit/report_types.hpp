@@ -1,0 +1,291 @@
+/**
+ * @file report_types.hpp
+ * @brief The report's plain types: its options (ReportOptions) and what a snapshot holds
+ *        (ReportSnapshot, PathStats, TimeStats, ...). Include <nsightkit/report.hpp> to use the
+ *        report; this header alone gives the types (e.g. to pass snapshots around).
+ */
+#pragma once
+
+#include <nsightkit/config.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+
+/**
+ * @brief A clock for the report: returns nanoseconds on a monotonic scale.
+ *
+ * The default is `std::chrono::steady_clock`. Tests inject their own to craft durations.
+ */
+using ReportClock = std::int64_t (*)() noexcept;
+
+/// Which source measures GPU time when ReportOptions::gpu is on.
+enum class GpuSourceKind : std::uint8_t {
+  /// CUPTI where the nsightkit::cupti component is linked and CUPTI can be used, else events.
+  automatic,
+  /// CUDA events around each range on the thread's current stream (CurrentStream, GpuRange).
+  events,
+  /// CUPTI's activity records: every kernel, copy and memset, attributed to the launching range.
+  cupti,
+};
+
+/// "auto", "events" or "cupti".
+constexpr char const* to_string(GpuSourceKind k) noexcept {
+  switch (k) {
+    case GpuSourceKind::automatic: return "auto";
+    case GpuSourceKind::events: return "events";
+    case GpuSourceKind::cupti: return "cupti";
+  }
+  return "?";
+}
+
+/**
+ * @brief What the report records and where it writes.
+ *
+ * @code
+ * nsightkit::ReportOptions o;
+ * o.table = "stderr";             // the default
+ * o.trace = "trace.json";         // becomes trace.rank3.json under a launcher with rank 3
+ * o.captured_only = true;         // only ranges begun while a CaptureWindow is active
+ * nsightkit::Report::enable(o);
+ * @endcode
+ */
+struct ReportOptions {
+  /// Where the table goes: "stderr" (default), "stdout", a file path, or "" for no table.
+  std::string table{"stderr"};
+  /// Path of the summary JSON ("" for none).
+  std::string json{};
+  /// Path of the summary CSV ("" for none).
+  std::string csv{};
+  /// Path of the Chrome trace-event JSON ("" for none). Setting it records trace events.
+  std::string trace{};
+  /// Write the configured outputs when the process exits (std::atexit).
+  bool at_exit{true};
+  /// Aggregate only ranges that begin while a capture window is active (detail::capture_active()).
+  bool captured_only{false};
+  /// The table also lists every thread on its own.
+  bool per_thread{false};
+  /// Time ranges on the GPU where a stream is current (CurrentStream, GpuRange).
+  bool gpu{true};
+  /// Keep trace events even without a trace path (for Report::trace_json()).
+  bool record_trace{false};
+  /// Durations kept exactly per path and thread; past that, percentiles come from a log
+  /// histogram (within about 1.6 %).
+  std::size_t exact_samples{1024};
+  /// Trace events kept per thread; later ones are counted as dropped.
+  std::size_t max_trace_events{std::size_t{1} << 20};
+  /// Distinct paths per thread; later new paths are counted under "(other paths)".
+  std::size_t max_paths{std::size_t{1} << 16};
+  /// The clock; nullptr means std::chrono::steady_clock.
+  ReportClock clock{nullptr};
+  /// Deepest nesting kept as separate paths (1 = only outermost ranges). A range deeper than that
+  /// is counted, with everything inside it, under one "(deeper ranges)" row of its ancestor at
+  /// this depth, so a runaway recursion cannot make outputs grow with depth squared.
+  std::size_t max_depth{128};
+  /// Which GPU source measures GPU time (when `gpu` is on).
+  GpuSourceKind gpu_source{GpuSourceKind::automatic};
+  /// Events source only: time ranges on the GPU down to this path depth (1 = outermost ranges
+  /// only; 0 = every depth), so layers can be timed without paying two events per op.
+  std::size_t gpu_depth{0};
+
+  /**
+   * @brief Parses the `NSIGHTKIT_REPORT` grammar (see the file comment).
+   * @param spec e.g. "table,trace=out.json"
+   * @param error receives the reason when the spec is bad (may be null)
+   * @return the options, or std::nullopt when `spec` is bad or turns the report off
+   *         (then `*error` is empty).
+   */
+  static std::optional<ReportOptions> try_parse(std::string_view spec,
+                                                std::string* error = nullptr);
+
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS || defined(NSIGHTKIT_DOXYGEN)
+  /**
+   * @brief Parses like try_parse() but throws on a bad spec.
+   * @throws std::invalid_argument naming the bad item; also for a spec that turns the report off.
+   */
+  static ReportOptions parse(std::string_view spec);
+#endif
+};
+
+/// Duration statistics of one row, in nanoseconds. Percentiles use the nearest-rank method.
+struct TimeStats {
+  std::uint64_t count{0};    ///< number of durations
+  std::int64_t total_ns{0};  ///< sum
+  double mean_ns{0.0};       ///< total / count
+  std::int64_t min_ns{0};    ///< smallest
+  std::int64_t p50_ns{0};    ///< median (nearest rank)
+  std::int64_t p95_ns{0};    ///< 95th percentile (nearest rank)
+  std::int64_t max_ns{0};    ///< largest
+  bool exact{true};          ///< false when the percentiles come from the log histogram
+};
+
+/// Copies (or memsets) of one kind within a path, from CUPTI's activity records.
+struct CopyStats {
+  std::uint64_t count{0};     ///< operations
+  std::uint64_t bytes{0};     ///< bytes moved (or set)
+  std::int64_t total_ns{0};   ///< summed GPU durations
+  std::uint64_t pageable{0};  ///< operations with pageable (not page-locked) host memory
+};
+
+/// One kernel (by name) within a path, from CUPTI's activity records.
+struct KernelStats {
+  std::string name;          ///< demangled when the name is a C++ symbol
+  std::uint64_t count{0};    ///< launches
+  std::int64_t total_ns{0};  ///< summed durations
+};
+
+/**
+ * @brief What ran on the GPU for a path, from CUPTI's activity records (the "cupti" GPU source;
+ *        all zero otherwise). See docs/gpu-attribution.md.
+ *
+ * Work belongs to the range whose thread launched it (the innermost open range at the launch
+ * call): inclusive fields count the work of every range nested inside too, `self_` fields only
+ * the work the range launched itself. Times are per call of the path, summed over calls.
+ */
+struct GpuWorkStats {
+  std::uint64_t kernels{0};          ///< kernels (inclusive)
+  std::uint64_t self_kernels{0};     ///< kernels launched by the range itself
+  std::int64_t kernel_ns{0};         ///< summed kernel durations (concurrent kernels add up)
+  std::int64_t busy_ns{0};           ///< length of the union of the GPU intervals, per call
+  std::int64_t self_busy_ns{0};      ///< the same for the range's own work
+  std::int64_t span_ns{0};           ///< first GPU start to last GPU end, per call
+  std::int64_t idle_ns{0};           ///< span - busy: the GPU waited inside the span
+  std::uint64_t calls_with_work{0};  ///< calls that launched GPU work
+  TimeStats launch_latency;          ///< launch call entered to GPU start, per kernel/copy/memset
+  CopyStats h2d;                     ///< host-to-device copies
+  CopyStats d2h;                     ///< device-to-host copies
+  CopyStats d2d;                     ///< device-to-device and peer copies
+  CopyStats other_copies;            ///< host-to-host and other copies
+  CopyStats memsets;                 ///< memsets
+  std::uint32_t streams{0};          ///< distinct (device, stream) pairs used
+  std::vector<KernelStats> top_kernels;  ///< by total time, longest first, at most 5
+  std::uint64_t allocations{0};          ///< device allocations made by the range itself
+  std::uint64_t allocated_bytes{0};      ///< their bytes
+  std::uint64_t freed_bytes{0};          ///< bytes of those allocations freed since
+  std::uint64_t peak_bytes{0};           ///< most bytes of its allocations live at once
+};
+
+/// One row of the report: a range path, merged over threads or of one thread.
+struct PathStats {
+  std::string path;      ///< components joined by '/', outermost first
+  std::string name;      ///< the last component (the range's own name)
+  std::string domain;    ///< the last range's domain ("nsightkit", "" for the global domain, …)
+  std::size_t depth{0};  ///< 0 for a range with no enclosing range
+  std::size_t parent{static_cast<std::size_t>(-1)};  ///< index of the enclosing row, or -1
+  std::uint32_t thread{0};                           ///< OS thread id; 0 in merged rows
+  TimeStats cpu;                                     ///< CPU wall time
+  std::int64_t self_ns{0};  ///< total minus the totals of the child paths (never below 0)
+  TimeStats gpu;            ///< GPU time (count 0 when the range was never timed on a stream)
+  GpuWorkStats work;        ///< what ran on the GPU, from CUPTI (zero with the events source)
+};
+
+/// A thread that recorded ranges.
+struct ThreadStats {
+  std::uint32_t id{0};                ///< OS thread id
+  std::string name;                   ///< from name_current_thread(), or empty
+  bool exited{false};                 ///< the thread ended before the snapshot (its data is kept)
+  std::uint64_t ranges{0};            ///< ranges aggregated (steps included)
+  std::uint64_t trace_dropped{0};     ///< trace events beyond ReportOptions::max_trace_events
+  std::uint64_t paths_over_limit{0};  ///< ranges counted under "(other paths)"
+  /// Ranges past ReportOptions::max_depth (counted under "(deeper ranges)" or inside it).
+  std::uint64_t depth_over_limit{0};
+  std::uint64_t marks_over_limit{0};  ///< marks counted under "(other marks)"
+};
+
+/// Statistics of start/end ranges (UniqueRange) of one name.
+struct NamedStats {
+  std::string name;    ///< range name
+  std::string domain;  ///< domain name
+  TimeStats time;      ///< CPU wall time from start to end
+};
+
+/// How often a mark was emitted.
+struct MarkStats {
+  std::string name;        ///< mark name
+  std::string domain;      ///< domain name
+  std::uint64_t count{0};  ///< emissions
+};
+
+/// All GPU work of one stream, from CUPTI's activity records.
+struct GpuStreamStats {
+  std::uint32_t device{0};   ///< CUDA device ordinal
+  std::uint32_t stream{0};   ///< CUPTI's stream id
+  std::uint64_t kernels{0};  ///< kernels
+  std::uint64_t copies{0};   ///< copies and memsets
+  std::int64_t busy_ns{0};   ///< union of its intervals
+};
+
+/// All GPU work of one device, from CUPTI's activity records.
+struct GpuDeviceStats {
+  std::uint32_t device{0};   ///< CUDA device ordinal
+  std::uint64_t kernels{0};  ///< kernels
+  std::uint64_t copies{0};   ///< copies and memsets
+  std::int64_t busy_ns{0};   ///< union of all its intervals (any stream)
+  std::int64_t span_ns{0};   ///< first start to last end
+};
+
+/// GPU timing bookkeeping of a snapshot.
+struct GpuTimingStats {
+  std::uint64_t ranges_timed{0};    ///< ranges with a GPU time
+  std::uint64_t ranges_pending{0};  ///< recorded but not complete at the snapshot
+  /// Not timed: stream capturing a CUDA graph, or too many pending.
+  std::uint64_t ranges_skipped{0};
+  std::uint64_t events_created{0};        ///< CUDA events created (the pool reuses them)
+  std::string error;                      ///< why GPU timing stopped, or empty
+  std::string source;                     ///< what measured GPU time: "events", "cupti", or ""
+  std::string note;                       ///< why the source is not the one asked for, or empty
+  std::uint64_t records{0};               ///< CUPTI activity records received
+  std::uint64_t records_dropped{0};       ///< records CUPTI dropped (buffers full)
+  std::uint64_t records_unattributed{0};  ///< records of work launched outside any range
+  std::uint64_t records_late{0};  ///< records that arrived after their range's work was settled
+  std::vector<GpuDeviceStats> devices;  ///< per device: all work, attributed or not
+  std::vector<GpuStreamStats> streams;  ///< per stream
+};
+
+/**
+ * @brief Everything the report knows at one moment, as plain values.
+ *
+ * @code
+ * auto snap = nsightkit::Report::snapshot();
+ * if (auto const* row = snap.find("model/encoder")) std::printf("%llu calls\n", row->cpu.count);
+ * @endcode
+ */
+struct ReportSnapshot {
+  std::int64_t run_ns{0};               ///< time from enable() (or reset()) to the snapshot
+  std::optional<int> rank;              ///< launcher rank, if any
+  long pid{0};                          ///< OS process id
+  bool captured_only{false};            ///< ReportOptions::captured_only was set
+  std::vector<PathStats> paths;         ///< merged over threads, in tree order
+  std::vector<PathStats> thread_paths;  ///< per thread (in `threads` order), each in tree order
+  std::vector<ThreadStats> threads;     ///< threads that recorded, in order of first range
+  TimeStats steps;                      ///< capture-window step ranges, all threads
+  std::vector<NamedStats> start_end;    ///< start/end ranges by domain and name
+  std::vector<MarkStats> marks;         ///< marks by domain and name
+  GpuTimingStats gpu;                   ///< GPU timing bookkeeping
+  /// In a child forked from a process that ran the report: the parent's process id (the child's
+  /// report starts empty at the fork and writes files of its own); else 0.
+  long forked_from{0};
+
+  /// The merged row of `path`, or nullptr.
+  [[nodiscard]] PathStats const* find(std::string_view path) const noexcept {
+    for (auto const& r : paths) {
+      if (r.path == path) return &r;
+    }
+    return nullptr;
+  }
+  /// The row of `path` of thread `thread` (OS id), or nullptr.
+  [[nodiscard]] PathStats const* find(std::string_view path, std::uint32_t thread) const noexcept {
+    for (auto const& r : thread_paths) {
+      if (r.thread == thread && r.path == path) return &r;
+    }
+    return nullptr;
+  }
+};
+
+NSIGHTKIT_DETAIL_END_NAMESPACE
