@@ -7,3 +7,9 @@ if(TARGET CUDA::cudart)
 else()
   nsightkit_add_benchmark(bench_report SOURCES bench_report.cpp)
 endif()
+
+# What CUPTI attribution costs per launch, against CUPTI's own floors (bench_cupti.cu;
+# bench/run_cupti_benchmarks.sh runs the modes). Needs nvcc and the cupti component.
+if(NSIGHTKIT_HAVE_CUDA_LANGUAGE AND TARGET nsightkit::cupti)
+  nsightkit_add_benchmark(bench_cupti SOURCES bench_cupti.cu LIBRARIES nsightkit::cupti CUDA::cudart)
+endif()

@@ -92,3 +92,33 @@ function(nsightkit_link_dependencies target)
   set(NSIGHTKIT_NVTX_PROVIDER ${nvtx} PARENT_SCOPE)
   set(NSIGHTKIT_FMT_PROVIDER ${fmt} PARENT_SCOPE)
 endfunction()
+
+# nsightkit_add_cupti_component([GLOBAL])
+# Defines nsightkit::cupti (nsightkit::nsightkit + CUPTI + NSIGHTKIT_CUPTI=1: the report measures
+# GPU work with CUPTI, docs/gpu-attribution.md) when the CUDA toolkit's CUPTI is found, and sets
+# NSIGHTKIT_CUPTI_FOUND and NSIGHTKIT_CUPTI_REASON (why not) in the caller's scope.
+function(nsightkit_add_cupti_component)
+  set(NSIGHTKIT_CUPTI_FOUND FALSE PARENT_SCOPE)
+  if(TARGET nsightkit::cupti)
+    set(NSIGHTKIT_CUPTI_FOUND TRUE PARENT_SCOPE)
+    return()
+  endif()
+  if(NOT TARGET CUDA::cupti)
+    find_package(CUDAToolkit QUIET)
+  endif()
+  if(NOT TARGET CUDA::cupti)
+    set(NSIGHTKIT_CUPTI_REASON
+      "CUPTI (CUDA::cupti) was not found: install the CUDA toolkit (CUPTI is part of it) or set CUDAToolkit_ROOT"
+      PARENT_SCOPE)
+    return()
+  endif()
+  if(ARGN STREQUAL "GLOBAL")
+    add_library(nsightkit::cupti INTERFACE IMPORTED GLOBAL)
+  else()
+    add_library(nsightkit::cupti INTERFACE IMPORTED)
+  endif()
+  set_target_properties(nsightkit::cupti PROPERTIES
+    INTERFACE_LINK_LIBRARIES "nsightkit::nsightkit;CUDA::cupti"
+    INTERFACE_COMPILE_DEFINITIONS "NSIGHTKIT_CUPTI=1")
+  set(NSIGHTKIT_CUPTI_FOUND TRUE PARENT_SCOPE)
+endfunction()

@@ -1,0 +1,532 @@
+// Internal: attribution of GPU activities to the ranges that launched them — the heart of the
+// "cupti" GPU source, kept free of CUPTI so the CPU tests drive it with synthetic activities.
+//
+// How it works.
+// - Hot path (a launch call, on the launching thread): note_launch() stores correlation id ->
+//   (thread, innermost open range, the thread's launch sequence number, call time) in a lock-free
+//   CorrelationTable, and counts the launch in the thread's sequence. Ranges (begin/end) keep, per
+//   thread, the sequence number at which they began; a range that launched anything leaves an
+//   "instance" [seq_begin, seq_end) when it ends. No lock, no allocation per launch.
+// - Activities (kernels, copies, memsets, allocations) arrive later on another thread; each is
+//   looked up in the table and parked with its launch until the work is "settled".
+// - Settling (a flush: snapshot, write, exit; or when too much is parked) sorts a thread's parked
+//   work by sequence number; the work of an instance is the contiguous run [seq_begin, seq_end),
+//   which includes the work of every range nested inside it. Per instance: busy = union of its
+//   intervals (concurrent work once), span = first start to last end; summed per path node.
+//   Ranges still open at a settle keep a partial sum and finish when they end.
+//
+// Lock order: settle_mutex_, then State::mutex, then a ThreadData::lock, then mutex_ (innermost).
+#pragma once
+
+#include <nsightkit/config.hpp>
+#include <nsightkit/detail/report/gpu_source.hpp>
+#include <nsightkit/detail/report/gpu_work.hpp>
+#include <nsightkit/detail/report/state.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#if defined(__GNUC__) || defined(__clang__)
+#include <cxxabi.h>
+
+#include <cstdlib>
+#endif
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+namespace detail::report {
+
+/// The demangled form of a C++ symbol, or `name` itself.
+inline std::string demangle(char const* name) {
+  if (name == nullptr) return "?";
+#if defined(__GNUC__) || defined(__clang__)
+  int status = 0;
+  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (d != nullptr) {
+    std::string out = status == 0 ? std::string{d} : std::string{name};
+    std::free(d);
+    return out;
+  }
+#endif
+  return name;
+}
+
+/// The attribution's data for one recording thread.
+struct AttributionThread final : ThreadGpu {
+  struct Open {
+    std::uint32_t node;
+    std::uint32_t seq_begin;
+  };
+  struct Instance {
+    std::uint32_t node;
+    std::uint32_t seq_begin;
+    std::uint32_t seq_end;
+  };
+  std::vector<Open> open;        // under the thread's lock; the launch callback reads it on the
+                                 // owning thread (which alone writes it)
+  std::vector<Instance> closed;  // ranges that ended having launched work; under the lock
+  std::atomic<std::uint32_t> seq{0};         // launches noted on this thread; the owner writes it
+  std::uint32_t index{0};                    // ThreadData::index
+  std::uint64_t const* generation{nullptr};  // ThreadData::stack_generation (owner-only)
+};
+
+/// Where a thread's launch callback finds its thread's data (set by its first range).
+struct LaunchCursor {
+  AttributionThread* thread{nullptr};
+};
+
+NSIGHTKIT_DETAIL_VISIBLE inline thread_local LaunchCursor launch_cursor{};
+
+class AttributionSource : public GpuSource {
+ public:
+  explicit AttributionSource(std::size_t correlation_log2 = 18) : table_{correlation_log2} {}
+
+  // ---- fed by the backend (CUPTI, or a test) ----
+
+  /// A launch call (kernel, copy, memset, graph launch, allocation) is entered on this thread.
+  void note_launch(std::uint32_t correlation, std::int64_t now) noexcept {
+    Launch l;
+    l.entered = now;
+    if (AttributionThread* t = launch_cursor.thread) {
+      l.thread = t->index;
+      l.node = t->open.empty() ? no_node : t->open.back().node;
+      l.seq = t->seq.load(std::memory_order_relaxed);
+      l.generation = static_cast<std::uint32_t>(*t->generation);
+      t->seq.store(l.seq + 1, std::memory_order_relaxed);
+    }
+    table_.put(correlation, l);
+  }
+
+  /// Activities arrived (any thread). Kernel names are interned by the caller (intern_name).
+  void add_activities(GpuActivity const* a, std::size_t n) {
+    bool settle = false;
+    {
+      std::lock_guard<std::mutex> lock{mutex_};
+      for (std::size_t i = 0; i < n; ++i) add_one(a[i]);
+      settle = parked_ > max_parked_;
+    }
+    if (settle && state() != nullptr) settle_all(*state(), false);
+  }
+
+  /// CUPTI dropped `n` records (its buffers were full).
+  void add_dropped(std::uint64_t n) noexcept { dropped_.fetch_add(n, std::memory_order_relaxed); }
+
+  /// The id of a kernel name (stable for the process); 0 is "(other kernels)".
+  std::uint32_t intern_name(char const* name) {
+    std::lock_guard<std::mutex> lock{mutex_};
+    auto it = name_by_pointer_.find(name);
+    if (it != name_by_pointer_.end()) return it->second;
+    auto const id = static_cast<std::uint32_t>(names_.size());
+    names_.emplace_back(name != nullptr ? name : "?");
+    name_by_pointer_.emplace(name, id);
+    return id;
+  }
+
+  /// Parked activities beyond which the oldest work is settled without waiting for a flush.
+  void set_max_parked(std::size_t n) noexcept { max_parked_ = n; }
+
+  // ---- GpuSource ----
+
+  void begin(State& s, ThreadData& td, Frame& f, GpuContext const& ctx) override {
+    (void)s;
+    (void)ctx;
+    AttributionThread& t = data(td);
+    f.gpu = static_cast<std::uint32_t>(t.open.size());
+    t.open.push_back(AttributionThread::Open{f.node, t.seq.load(std::memory_order_relaxed)});
+  }
+
+  void end(State& s, ThreadData& td, Frame const& f) override {
+    (void)s;
+    AttributionThread& t = data(td);
+    if (f.gpu >= t.open.size()) return;
+    AttributionThread::Open const o = t.open[f.gpu];
+    t.open.erase(t.open.begin() + f.gpu, t.open.begin() + f.gpu + 1);
+    std::uint32_t const now = t.seq.load(std::memory_order_relaxed);
+    if (now != o.seq_begin)
+      t.closed.push_back(AttributionThread::Instance{o.node, o.seq_begin, now});
+  }
+
+  void drop_open(State& s, ThreadData& td) override {
+    (void)s;
+    if (auto* t = static_cast<AttributionThread*>(td.gpu[cupti_slot].get())) t->open.clear();
+  }
+
+  void poll(State& s, ThreadData& td) override {
+    (void)s;
+    (void)td;
+  }
+
+  void flush(State& s) override {
+    if (!stopped_.load(std::memory_order_acquire)) deliver();
+    settle_all(s, true);
+  }
+
+  void shutdown(State& s) noexcept override {
+    (void)s;
+    stopped_.store(true, std::memory_order_release);
+  }
+
+  void fill(State& s, GpuTimingStats& out) override {
+    (void)s;
+    out.source = name();
+    std::lock_guard<std::mutex> lock{mutex_};
+    out.records = records_;
+    out.records_dropped = dropped_.load(std::memory_order_relaxed);
+    out.records_unattributed = unattributed_;
+    out.records_late = late_;
+    out.error = error_;
+    for (auto const& [key, d] : devices_) {
+      out.devices.push_back(GpuDeviceStats{static_cast<std::uint32_t>(key), d.kernels, d.copies,
+                                           d.busy, d.any ? d.last - d.first : 0});
+    }
+    for (auto const& [key, d] : streams_) {
+      out.streams.push_back(GpuStreamStats{static_cast<std::uint32_t>(key >> 32),
+                                           static_cast<std::uint32_t>(key), d.kernels, d.copies,
+                                           d.busy});
+    }
+  }
+
+  void copy_work(State& s, ThreadData& td, std::vector<GpuWork>& nodes) override {
+    (void)s;
+    std::lock_guard<std::mutex> lock{mutex_};
+    if (td.index >= threads_.size()) return;
+    ThreadWork const& tw = threads_[td.index];
+    if (tw.generation != td.generation) return;
+    std::size_t const n = std::min(nodes.size(), tw.nodes.size());
+    for (std::size_t i = 0; i < n; ++i) nodes[i] = tw.nodes[i];
+  }
+
+  [[nodiscard]] std::string kernel_name(std::uint32_t id) const override {
+    std::lock_guard<std::mutex> lock{mutex_};
+    if (id == 0 || id >= names_.size()) return "(other kernels)";
+    return demangle(names_[id].c_str());
+  }
+
+  /// Forgets everything measured (Report::reset()); launches in flight are dropped on arrival.
+  void reset_all() {
+    std::lock_guard<std::mutex> lock{mutex_};
+    threads_.clear();
+    devices_.clear();
+    streams_.clear();
+    allocations_.clear();
+    parked_ = 0;
+    records_ = unattributed_ = late_ = 0;
+    dropped_.store(0, std::memory_order_relaxed);
+  }
+
+ protected:
+  /// Makes every activity of work launched so far arrive (waits for the GPU, flushes buffers).
+  virtual void deliver() {}
+
+  /// Records an error once (shown in the outputs).
+  void set_error(std::string e) {
+    std::lock_guard<std::mutex> lock{mutex_};
+    if (error_.empty()) error_ = std::move(e);
+  }
+
+  std::atomic<bool> stopped_{false};
+
+ private:
+  struct Parked {
+    GpuActivity a;
+    Launch l;
+  };
+  struct Partial {
+    GpuWork work;
+    std::int64_t first{0}, last{0};
+    std::int64_t frontier{INT64_MIN}, self_frontier{INT64_MIN};
+    bool any{false};
+  };
+  struct ThreadWork {
+    std::uint64_t generation{0};
+    std::vector<Parked> parked;
+    std::vector<GpuWork> nodes;
+    std::map<std::pair<std::uint32_t, std::uint32_t>, Partial> partials;  // (node, seq_begin)
+    std::vector<AttributionThread::Instance> deferred;                    // ended, not yet settled
+    std::uint32_t arrived{0};  // 1 + highest launch sequence number whose work arrived
+  };
+  struct Totals {
+    std::uint64_t kernels{0}, copies{0};
+    std::int64_t busy{0}, first{0}, last{0}, frontier{INT64_MIN};
+    bool any{false};
+    std::vector<std::pair<std::int64_t, std::int64_t>> pending;
+  };
+  struct Allocation {
+    std::uint32_t thread, node;
+    std::uint64_t generation;
+    std::uint64_t bytes;
+  };
+
+  static AttributionThread& data(ThreadData& td) {
+    auto& slot = td.gpu[cupti_slot];
+    if (slot == nullptr) {
+      auto t = std::make_unique<AttributionThread>();
+      t->index = static_cast<std::uint32_t>(td.index);
+      t->generation = &td.stack_generation;
+      launch_cursor.thread = t.get();
+      slot = std::move(t);
+    }
+    return static_cast<AttributionThread&>(*slot);
+  }
+
+  ThreadWork& thread_work(std::uint32_t index) {
+    if (threads_.size() <= index) threads_.resize(std::size_t{index} + 1);
+    return threads_[index];
+  }
+
+  static GpuWork& node_work(ThreadWork& tw, std::uint32_t node) {
+    if (tw.nodes.size() <= node) tw.nodes.resize(std::size_t{node} + 1);
+    return tw.nodes[node];
+  }
+
+  static void total(Totals& t, GpuActivity const& a) {
+    (a.kind == GpuActivity::Kind::kernel ? t.kernels : t.copies) += 1;
+    t.first = t.any ? std::min(t.first, a.start) : a.start;
+    t.last = t.any ? std::max(t.last, a.end) : a.end;
+    t.any = true;
+    t.pending.emplace_back(a.start, a.end);
+  }
+
+  /// One activity, under mutex_.
+  void add_one(GpuActivity const& a) {
+    ++records_;
+    Launch const l = table_.get(a.correlation);
+    if (a.kind == GpuActivity::Kind::alloc || a.kind == GpuActivity::Kind::free) {
+      memory(a, l);
+      return;
+    }
+    total(devices_[a.device], a);
+    total(streams_[(std::uint64_t{a.device} << 32) | a.stream], a);
+    if (!l.known() || l.node == no_node) {
+      ++unattributed_;
+      return;
+    }
+    ThreadWork& tw = thread_work(l.thread);
+    tw.parked.push_back(Parked{a, l});
+    tw.arrived = std::max(tw.arrived, l.seq + 1);
+    ++parked_;
+  }
+
+  /// A device allocation or free, attributed at once (they arrive in the order made).
+  void memory(GpuActivity const& a, Launch const& l) {
+    if (a.kind == GpuActivity::Kind::alloc) {
+      if (!l.known() || l.node == no_node) {
+        ++unattributed_;
+        return;
+      }
+      ThreadWork& tw = thread_work(l.thread);
+      if (tw.generation != l.generation) return;
+      GpuWork& w = node_work(tw, l.node);
+      ++w.allocations;
+      w.allocated_bytes += a.bytes;
+      w.live_bytes += a.bytes;
+      w.peak_bytes = std::max(w.peak_bytes, w.live_bytes);
+      allocations_[a.address] = Allocation{l.thread, l.node, tw.generation, a.bytes};
+      return;
+    }
+    auto it = allocations_.find(a.address);
+    if (it == allocations_.end()) return;  // allocated before the report saw it
+    Allocation const al = it->second;
+    allocations_.erase(it);
+    ThreadWork& tw = thread_work(al.thread);
+    if (tw.generation != al.generation) return;
+    GpuWork& w = node_work(tw, al.node);
+    w.freed_bytes += al.bytes;
+    w.live_bytes -= std::min(w.live_bytes, al.bytes);
+  }
+
+  /// Adds the parked work [lo, hi) (sorted by seq) to the call of `node` that began at
+  /// `seq_begin`; `final` when the call has ended.
+  void account(ThreadWork& tw, std::uint32_t node, std::uint32_t seq_begin, Parked const* lo,
+               Parked const* hi, bool final, std::vector<std::uint8_t>& own, Parked const* base) {
+    auto const key = std::make_pair(node, seq_begin);
+    auto found = tw.partials.find(key);
+    if (lo == hi && found == tw.partials.end()) return;
+    Partial& p = found != tw.partials.end() ? found->second : tw.partials[key];
+    std::vector<std::pair<std::int64_t, std::int64_t>> all, self;
+    for (Parked const* r = lo; r != hi; ++r) {
+      GpuActivity const& a = r->a;
+      bool const mine = r->l.node == node;
+      if (mine) own[static_cast<std::size_t>(r - base)] = 1;
+      p.first = p.any ? std::min(p.first, a.start) : a.start;
+      p.last = p.any ? std::max(p.last, a.end) : a.end;
+      p.any = true;
+      all.emplace_back(a.start, a.end);
+      if (mine) self.emplace_back(a.start, a.end);
+      GpuWork& w = p.work;
+      if (a.kind == GpuActivity::Kind::kernel) {
+        ++w.kernels;
+        if (mine) ++w.self_kernels;
+        w.kernel_ns += a.end - a.start;
+        w.add_kernel(a.name, a.end - a.start);
+      } else if (a.kind == GpuActivity::Kind::memcpy) {
+        w.copies[static_cast<int>(a.copy)].add(a);
+      } else {
+        w.memsets.add(a);
+      }
+      w.latency.add(std::max<std::int64_t>(0, a.start - r->l.entered), 1024);
+      w.add_stream(a.device, a.stream);
+    }
+    p.work.busy_ns += union_length(all, p.frontier);
+    p.work.self_busy_ns += union_length(self, p.self_frontier);
+    if (!final) return;
+    GpuWork& w = node_work(tw, node);
+    if (p.any) {
+      p.work.span_ns = p.last - p.first;
+      p.work.calls = 1;
+    }
+    w.merge(p.work);
+    tw.partials.erase(key);
+  }
+
+  /// Settles one thread: the ended ranges whose work may be complete, and the part of open ones.
+  struct Slice {
+    std::int64_t start, dur, launched;
+    std::uint32_t node, device, stream, correlation;
+  };
+
+  void settle(ThreadData& td, bool everything, std::vector<Slice>& slices) {
+    std::vector<AttributionThread::Instance> closed;
+    std::vector<AttributionThread::Open> open;
+    std::uint32_t seq = 0;
+    std::uint64_t generation = 0;
+    {
+      SpinGuard lock{td.lock};
+      auto* t = static_cast<AttributionThread*>(td.gpu[cupti_slot].get());
+      if (t == nullptr) return;
+      closed.swap(t->closed);
+      open = t->open;
+      seq = t->seq.load(std::memory_order_relaxed);
+      generation = td.generation;
+    }
+    std::lock_guard<std::mutex> lock{mutex_};
+    ThreadWork& tw = thread_work(static_cast<std::uint32_t>(td.index));
+    if (tw.generation != generation) {  // reset() since: forget the old generation's sums
+      std::vector<Parked> parked = std::move(tw.parked);
+      tw = ThreadWork{};
+      tw.generation = generation;
+      for (Parked const& p : parked) {
+        if (p.l.generation == static_cast<std::uint32_t>(generation)) tw.parked.push_back(p);
+      }
+    }
+    // Work launched before `limit` is settled: all of it at a flush (the GPU was waited for and
+    // every record delivered). A forced settle (too much parked) takes only launches well behind
+    // the newest one whose work arrived: records come back in about launch order, so theirs are
+    // in; one that still comes later is counted for its own path only ("late").
+    std::uint32_t const margin =
+        static_cast<std::uint32_t>(std::max<std::size_t>(max_parked_ / 4, 1));
+    std::uint32_t const limit =
+        everything ? seq : std::min(seq, tw.arrived > margin ? tw.arrived - margin : 0u);
+    closed.insert(closed.end(), tw.deferred.begin(), tw.deferred.end());
+    tw.deferred.clear();
+    std::vector<AttributionThread::Instance> ready;
+    for (auto const& i : closed) (i.seq_end <= limit ? ready : tw.deferred).push_back(i);
+    std::vector<Parked> now, later;
+    for (Parked const& p : tw.parked) {
+      if (p.l.generation != static_cast<std::uint32_t>(generation)) continue;  // before a reset
+      (p.l.seq < limit ? now : later).push_back(p);
+    }
+    parked_ -= tw.parked.size() - later.size();
+    tw.parked = std::move(later);
+    std::sort(now.begin(), now.end(),
+              [](Parked const& a, Parked const& b) { return a.l.seq < b.l.seq; });
+    std::vector<std::uint8_t> own(now.size(), 0);
+    Parked const* const base = now.data();
+    Parked const* const end = base + now.size();
+    auto first_at = [&](std::uint32_t s) {
+      return std::lower_bound(base, end, s,
+                              [](Parked const& p, std::uint32_t v) { return p.l.seq < v; });
+    };
+    for (auto const& i : ready) {
+      account(tw, i.node, i.seq_begin, first_at(i.seq_begin), first_at(i.seq_end), true, own, base);
+    }
+    // Ranges still open, and ended ones whose work is not all settled yet: their part so far.
+    for (auto const& o : open) {
+      account(tw, o.node, o.seq_begin, first_at(o.seq_begin), first_at(limit), false, own, base);
+    }
+    for (auto const& d : tw.deferred) {
+      account(tw, d.node, d.seq_begin, first_at(d.seq_begin), first_at(limit), false, own, base);
+    }
+    for (std::size_t k = 0; k < now.size(); ++k) {
+      Parked const& p = now[k];
+      slices.push_back(Slice{p.a.start, p.a.end - p.a.start, p.l.entered, p.l.node, p.a.device,
+                             p.a.stream, p.a.correlation});
+      if (own[k] != 0) continue;
+      // Its range's work was settled before it arrived: counted for its own path only.
+      ++late_;
+      GpuWork& w = node_work(tw, p.l.node);
+      if (p.a.kind == GpuActivity::Kind::kernel) {
+        ++w.kernels;
+        ++w.self_kernels;
+        w.kernel_ns += p.a.end - p.a.start;
+      }
+    }
+  }
+
+  void settle_totals() {
+    for (auto& [key, t] : devices_) {
+      (void)key;
+      t.busy += union_length(t.pending, t.frontier);
+      t.pending.clear();
+    }
+    for (auto& [key, t] : streams_) {
+      (void)key;
+      t.busy += union_length(t.pending, t.frontier);
+      t.pending.clear();
+    }
+  }
+
+  void settle_all(State& s, bool everything) {
+    std::unique_lock<std::mutex> serial{settle_mutex_, std::defer_lock};
+    if (everything) {
+      serial.lock();
+    } else if (!serial.try_lock()) {
+      return;  // a settle is under way
+    }
+    std::size_t const cap = s.max_trace_events.load(std::memory_order_relaxed);
+    bool const trace = s.trace.load(std::memory_order_relaxed);
+    for (ThreadData* td : all_threads(s)) {
+      std::vector<Slice> slices;
+      settle(*td, everything, slices);
+      if (!trace || slices.empty()) continue;
+      SpinGuard lock{td->lock};
+      for (Slice const& g : slices) {
+        if (g.node >= td->nodes.size()) continue;
+        if (td->gpu_trace.size() >= cap) {
+          ++td->trace_dropped;
+          continue;
+        }
+        td->gpu_trace.push_back(GpuSlice{g.start, g.dur, g.node,
+                                         td->track_id(g.stream, static_cast<int>(g.device)),
+                                         g.launched, g.correlation});
+      }
+    }
+    std::lock_guard<std::mutex> lock{mutex_};
+    settle_totals();
+  }
+
+  CorrelationTable table_;
+  std::mutex settle_mutex_;
+  mutable std::mutex mutex_;
+  std::vector<ThreadWork> threads_;
+  std::map<std::uint32_t, Totals> devices_;
+  std::map<std::uint64_t, Totals> streams_;
+  std::unordered_map<std::uint64_t, Allocation> allocations_;
+  std::vector<std::string> names_{"(other kernels)"};
+  std::unordered_map<char const*, std::uint32_t> name_by_pointer_;
+  std::size_t parked_{0};
+  std::size_t max_parked_{std::size_t{1} << 20};
+  std::uint64_t records_{0}, unattributed_{0}, late_{0};
+  std::atomic<std::uint64_t> dropped_{0};
+  std::string error_;
+};
+
+}  // namespace detail::report
+NSIGHTKIT_DETAIL_END_NAMESPACE

@@ -1,0 +1,391 @@
+// Internal: the "cupti" GPU source — CUPTI's callback API notes every launch call (kernels,
+// copies, memsets, graph launches, allocations, in the runtime and driver APIs, also the ones
+// cuBLAS, cuDNN or NCCL make), its activity API records what ran on the GPU, and the attribution
+// (gpu_attribution.hpp) joins the two by correlation id. Included by <nsightkit/cupti.hpp>.
+//
+// One CUPTI subscriber per process: under Nsight Compute or Nsight Systems (or a second
+// subscriber) subscribing fails; the source then says why and the report uses CUDA events.
+#pragma once
+
+#include <nsightkit/config.hpp>
+#include <nsightkit/detail/cuda_driver.hpp>
+#include <nsightkit/detail/report/clock.hpp>
+#include <nsightkit/detail/report/gpu_attribution.hpp>
+#include <nsightkit/detail/report/gpu_work.hpp>
+#include <nsightkit/detail/report/state.hpp>
+
+#include <cupti.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+namespace detail::report {
+
+/// "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED" for a CUPTI result.
+inline std::string cupti_result_text(CUptiResult r) {
+  char const* text = nullptr;
+  (void)cuptiGetResultString(r, &text);
+  return text != nullptr ? std::string{text} : "CUPTI error " + std::to_string(static_cast<int>(r));
+}
+
+/// True for the runtime and driver calls whose correlation id work on the GPU can carry.
+inline bool launch_like(CUpti_CallbackDomain domain, std::string_view name) noexcept {
+  auto has = [&](std::string_view part) { return name.find(part) != std::string_view::npos; };
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    return has("Launch") || has("Memcpy") || has("Memset") || has("Malloc") || has("Free");
+  }
+  return name.rfind("cuLaunch", 0) == 0 || name.rfind("cuGraphLaunch", 0) == 0 ||
+         name.rfind("cuMemcpy", 0) == 0 || name.rfind("cuMemset", 0) == 0 ||
+         name.rfind("cuMemAlloc", 0) == 0 || name.rfind("cuMemFree", 0) == 0;
+}
+
+inline CopyKind copy_kind(std::uint8_t k) noexcept {
+  switch (k) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA: return CopyKind::h2d;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH: return CopyKind::d2h;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return CopyKind::d2d;
+    default: return CopyKind::other;
+  }
+}
+
+class CuptiSource final : public AttributionSource {
+ public:
+  [[nodiscard]] char const* name() const noexcept override { return "cupti"; }
+
+  /// Subscribes on first use; "" when CUPTI collects, else why not.
+  [[nodiscard]] std::string unavailable() override {
+    std::lock_guard<std::mutex> lock{start_mutex_};
+    if (!tried_) {
+      tried_ = true;
+      why_ = start();
+    }
+    return why_;
+  }
+
+  void activate(bool on) override {
+    std::lock_guard<std::mutex> lock{start_mutex_};
+    if (!tried_ || !why_.empty() || on == active_) return;
+    active_ = on;
+    (void)cuptiEnableDomain(on ? 1u : 0u, subscriber_, CUPTI_CB_DOMAIN_RESOURCE);
+    for (auto const& [domain, cbid] : enabled_)
+      (void)cuptiEnableCallback(on ? 1u : 0u, subscriber_, domain, cbid);
+    for (CUpti_ActivityKind k : kinds_)
+      (void)(on ? cuptiActivityEnable(k) : cuptiActivityDisable(k));
+  }
+
+  /// The one CUPTI source of the process (default visibility: every library embedding
+  /// nsightkit shares it; CUPTI takes one subscriber anyway). Leaked: CUPTI calls it until exit.
+  static CuptiSource& instance();
+
+ protected:
+  void deliver() override {
+    {
+      std::lock_guard<std::mutex> lock{start_mutex_};
+      if (!tried_ || !why_.empty()) return;
+    }
+    synchronize_contexts();
+    (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  }
+
+ private:
+  CuptiSource() = default;
+
+  /// Subscribes and enables collection; "" on success, else the reason.
+  std::string start() {
+    if (char const* why = cuda_driver::api().unavailable) {
+      return std::string{"no CUDA driver/device: "} + why;
+    }
+    std::uint32_t version = 0;
+    if (CUptiResult const r = cuptiGetVersion(&version); r != CUPTI_SUCCESS) {
+      return "cuptiGetVersion: " + cupti_result_text(r);
+    }
+    if (version < CUPTI_API_VERSION) {
+      return "the CUPTI library (API version " + std::to_string(version) +
+             ") is older than the headers nsightkit was built with (" +
+             std::to_string(CUPTI_API_VERSION) + ")";
+    }
+    if (CUptiResult const r = cuptiSubscribe(&subscriber_, &CuptiSource::on_callback, this);
+        r != CUPTI_SUCCESS) {
+      if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        return "another tool already uses CUPTI (Nsight Compute, Nsight Systems or another "
+               "profiler is attached)";
+      }
+      return "cuptiSubscribe: " + cupti_result_text(r);
+    }
+    std::string why = configure();
+    if (!why.empty()) {
+      (void)cuptiUnsubscribe(subscriber_);
+      return why;
+    }
+    active_ = true;
+    return {};
+  }
+
+  std::string configure() {
+    // Activity timestamps on the report's own clock, so GPU work lines up with CPU ranges.
+    if (CUptiResult const r = cuptiActivityRegisterTimestampCallback(&CuptiSource::timestamp);
+        r != CUPTI_SUCCESS) {
+      return "cuptiActivityRegisterTimestampCallback: " + cupti_result_text(r);
+    }
+    if (CUptiResult const r = cuptiActivityRegisterCallbacks(&CuptiSource::buffer_requested,
+                                                             &CuptiSource::buffer_completed);
+        r != CUPTI_SUCCESS) {
+      return "cuptiActivityRegisterCallbacks: " + cupti_result_text(r);
+    }
+    for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+      std::uint32_t const size = domain == CUPTI_CB_DOMAIN_RUNTIME_API
+                                     ? static_cast<std::uint32_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE)
+                                     : static_cast<std::uint32_t>(CUPTI_DRIVER_TRACE_CBID_SIZE);
+      for (std::uint32_t cbid = 1; cbid < size; ++cbid) {
+        char const* n = nullptr;
+        if (cuptiGetCallbackName(domain, cbid, &n) != CUPTI_SUCCESS || n == nullptr) continue;
+        if (!launch_like(domain, n)) continue;
+        if (cuptiEnableCallback(1, subscriber_, domain, cbid) == CUPTI_SUCCESS)
+          enabled_.emplace_back(domain, cbid);
+      }
+    }
+    if (enabled_.empty()) return "no launch callback could be enabled";
+    (void)cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE);
+    for (CUpti_ActivityKind k : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                 CUPTI_ACTIVITY_KIND_MEMSET}) {
+      if (CUptiResult const r = cuptiActivityEnable(k); r != CUPTI_SUCCESS) {
+        return "cuptiActivityEnable: " + cupti_result_text(r);
+      }
+      kinds_.push_back(k);
+    }
+    // Device allocations per path, where this CUPTI records them.
+    if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2) == CUPTI_SUCCESS)
+      kinds_.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
+    return {};
+  }
+
+  static std::uint64_t CUPTIAPI timestamp() {
+    State const* s = state();
+    std::int64_t const t = s != nullptr ? s->now() : clock_now(process_tsc());
+    return static_cast<std::uint64_t>(t > 0 ? t : 0);
+  }
+
+  static void CUPTIAPI on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                   void const* data) {
+    auto* me = static_cast<CuptiSource*>(self);
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+      auto const* r = static_cast<CUpti_ResourceData const*>(data);
+      if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) me->add_context(r->context);
+      if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) me->context_ending(r->context);
+      return;
+    }
+    auto const* d = static_cast<CUpti_CallbackData const*>(data);
+    if (d->callbackSite != CUPTI_API_ENTER) return;
+    if (!me->exit_registered_.load(std::memory_order_acquire) &&
+        !me->exit_registered_.exchange(true)) {
+      // Registered once CUDA is in use, so it runs before CUDA's own teardown at exit.
+      std::atexit(&CuptiSource::at_exit);
+    }
+    State const* s = state();
+    me->note_launch(d->correlationId, s != nullptr ? s->now() : 0);
+    // A context created before the subscription is learnt from its first launch.
+    thread_local CUcontext last = nullptr;
+    if (d->context != last) {
+      last = d->context;
+      me->add_context(d->context);
+    }
+  }
+
+  void add_context(CUcontext ctx) {
+    if (ctx == nullptr) return;
+    std::lock_guard<std::mutex> lock{contexts_mutex_};
+    for (CUcontext c : contexts_) {
+      if (c == ctx) return;
+    }
+    contexts_.push_back(ctx);
+  }
+
+  /// A context is about to go: its work must arrive while it still exists.
+  void context_ending(CUcontext ctx) {
+    (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    std::lock_guard<std::mutex> lock{contexts_mutex_};
+    for (std::size_t i = 0; i < contexts_.size(); ++i) {
+      if (contexts_[i] == ctx) {
+        contexts_.erase(contexts_.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+    }
+  }
+
+  /// Waits for all work of every context seen, so its activities can be delivered.
+  void synchronize_contexts() {
+    std::vector<CUcontext> contexts;
+    {
+      std::lock_guard<std::mutex> lock{contexts_mutex_};
+      contexts = contexts_;
+    }
+    cuda_driver::Api const& a = cuda_driver::api();
+    if (a.unavailable != nullptr || a.ctx_push_current == nullptr || a.ctx_pop_current == nullptr ||
+        a.ctx_synchronize == nullptr)
+      return;
+    for (CUcontext c : contexts) {
+      if (a.ctx_push_current(c) != cuda_driver::success) continue;
+      int const st = a.ctx_synchronize();
+      void* popped = nullptr;
+      (void)a.ctx_pop_current(&popped);
+      if (st != cuda_driver::success && st != cuda_driver::deinitialized) {
+        std::string m = "cuCtxSynchronize returned ";
+        cuda_driver::describe(m, st);
+        set_error(m);
+      }
+    }
+  }
+
+  static void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size,
+                                        std::size_t* max_records) {
+    constexpr std::size_t bytes = std::size_t{8} << 20;
+    *buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, bytes));
+    *size = *buffer != nullptr ? bytes : 0;
+    *max_records = 0;
+  }
+
+  static void CUPTIAPI buffer_completed(CUcontext ctx, std::uint32_t stream, std::uint8_t* buffer,
+                                        std::size_t size, std::size_t valid) {
+    (void)size;
+    CuptiSource& me = instance();
+    std::vector<GpuActivity> batch;
+    NSIGHTKIT_DETAIL_TRY {
+      CUpti_Activity* record = nullptr;
+      while (valid > 0 && cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+        GpuActivity a;
+        if (me.convert(*record, a)) batch.push_back(a);
+      }
+      if (!batch.empty()) me.add_activities(batch.data(), batch.size());
+    }
+    NSIGHTKIT_DETAIL_CATCH(...) { me.add_dropped(batch.size()); }
+    std::size_t dropped = 0;
+    if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped != 0)
+      me.add_dropped(dropped);
+    std::free(buffer);
+  }
+
+  /// CUPTI's record as a GpuActivity; false for kinds and states the report does not use.
+  bool convert(CUpti_Activity const& r, GpuActivity& a) {
+    switch (r.kind) {
+      case CUPTI_ACTIVITY_KIND_KERNEL:
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        auto const& k = reinterpret_cast<CUpti_ActivityKernel10 const&>(r);
+        if (k.start == 0 || k.end < k.start) return incomplete();
+        a.kind = GpuActivity::Kind::kernel;
+        a.correlation = k.correlationId;
+        a.device = k.deviceId;
+        a.stream = k.streamId;
+        a.start = static_cast<std::int64_t>(k.start);
+        a.end = static_cast<std::int64_t>(k.end);
+        a.name = intern_name(k.name);
+        return true;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        auto const& m = reinterpret_cast<CUpti_ActivityMemcpy6 const&>(r);
+        if (m.start == 0 || m.end < m.start) return incomplete();
+        a.kind = GpuActivity::Kind::memcpy;
+        a.copy = copy_kind(m.copyKind);
+        a.pageable = m.srcKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE ||
+                     m.dstKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+        a.correlation = m.correlationId;
+        a.device = m.deviceId;
+        a.stream = m.streamId;
+        a.start = static_cast<std::int64_t>(m.start);
+        a.end = static_cast<std::int64_t>(m.end);
+        a.bytes = m.bytes;
+        return true;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMSET: {
+        auto const& m = reinterpret_cast<CUpti_ActivityMemset4 const&>(r);
+        if (m.start == 0 || m.end < m.start) return incomplete();
+        a.kind = GpuActivity::Kind::memset;
+        a.pageable = m.memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+        a.correlation = m.correlationId;
+        a.device = m.deviceId;
+        a.stream = m.streamId;
+        a.start = static_cast<std::int64_t>(m.start);
+        a.end = static_cast<std::int64_t>(m.end);
+        a.bytes = m.bytes;
+        return true;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMORY2: {
+        auto const& m = reinterpret_cast<CUpti_ActivityMemory4 const&>(r);
+        if (m.memoryKind != CUPTI_ACTIVITY_MEMORY_KIND_DEVICE) return false;
+        if (m.memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION) {
+          a.kind = GpuActivity::Kind::alloc;
+        } else if (m.memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) {
+          a.kind = GpuActivity::Kind::free;
+        } else {
+          return false;
+        }
+        a.correlation = m.correlationId;
+        a.device = m.deviceId;
+        a.stream = m.streamId;
+        a.start = a.end = static_cast<std::int64_t>(m.timestamp);
+        a.bytes = m.bytes;
+        a.address = m.address;
+        return true;
+      }
+      default: return false;
+    }
+  }
+
+  bool incomplete() noexcept {
+    add_dropped(1);  // a forced flush delivered work that had not finished
+    return false;
+  }
+
+  static void at_exit() noexcept {
+    // Runs before CUDA's own teardown: the work still in flight is waited for and delivered.
+    CuptiSource& me = instance();
+    NSIGHTKIT_DETAIL_TRY { me.deliver(); }
+    NSIGHTKIT_DETAIL_CATCH(...) {}
+    me.stopped_.store(true, std::memory_order_release);
+  }
+
+  std::mutex start_mutex_;
+  std::atomic<bool> exit_registered_{false};
+  bool tried_{false};
+  bool active_{false};
+  std::string why_;
+  CUpti_SubscriberHandle subscriber_{};
+  std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> enabled_;
+  std::vector<CUpti_ActivityKind> kinds_;
+  std::mutex contexts_mutex_;
+  std::vector<CUcontext> contexts_;
+};
+
+NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<CuptiSource*> cupti_source_ptr{nullptr};
+
+inline CuptiSource& CuptiSource::instance() {
+  CuptiSource* s = cupti_source_ptr.load(std::memory_order_acquire);
+  if (s != nullptr) return *s;
+  auto* fresh = new CuptiSource{};
+  if (cupti_source_ptr.compare_exchange_strong(s, fresh, std::memory_order_acq_rel)) return *fresh;
+  delete fresh;  // another thread or library made it first
+  return *s;
+}
+
+/// The provider <nsightkit/cupti.hpp> installs (see cupti_provider).
+inline GpuSource* cupti_source() noexcept {
+  NSIGHTKIT_DETAIL_TRY { return &CuptiSource::instance(); }
+  NSIGHTKIT_DETAIL_CATCH(...) { return nullptr; }
+  return nullptr;
+}
+
+}  // namespace detail::report
+NSIGHTKIT_DETAIL_END_NAMESPACE

@@ -1,0 +1,248 @@
+// The CUPTI GPU source on a real device: every kernel, copy and memset counted for the range
+// that launched it, on any stream, from any thread, inside cuBLAS and graph launches; busy is the
+// union of the intervals (concurrent kernels once), serial kernels make busy equal their summed
+// time; device allocations per range. Spin kernels wait on the GPU's global timer, so their
+// lengths do not depend on clocks.
+#include <nsightkit/cuda_check.hpp>
+#include <nsightkit/cupti.hpp>
+#include <nsightkit/report.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+using nsightkit::Report;
+using nsightkit::ScopedRange;
+
+namespace {
+__global__ void spin(long long ns) {
+  unsigned long long start = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  for (;;) {
+    unsigned long long now = 0;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    if (static_cast<long long>(now - start) >= ns) break;
+  }
+}
+
+struct Stream {
+  cudaStream_t s{};
+  Stream() { NSIGHTKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~Stream() { (void)cudaStreamDestroy(s); }
+  Stream(Stream const&) = delete;
+  Stream& operator=(Stream const&) = delete;
+};
+
+constexpr long long us = 1000;
+
+/// A fresh report measuring with CUPTI.
+struct Session {
+  Session() {
+    REQUIRE(nsightkit::cupti_unavailable_reason().empty());
+    nsightkit::ReportOptions o;
+    o.table.clear();
+    o.at_exit = false;
+    o.gpu_source = nsightkit::GpuSourceKind::cupti;
+    Report::disable();
+    Report::reset();
+    REQUIRE(Report::enable(o));
+  }
+  ~Session() {
+    Report::disable();
+    Report::reset();
+  }
+  Session(Session const&) = delete;
+  Session& operator=(Session const&) = delete;
+};
+
+nsightkit::GpuWorkStats const& work(nsightkit::ReportSnapshot const& s, char const* path) {
+  auto const* row = s.find(path);
+  INFO(path);
+  REQUIRE(row != nullptr);
+  return row->work;
+}
+}  // namespace
+
+TEST_CASE("serial kernels: counted exactly, busy equals their summed time") {
+  Stream a;
+  spin<<<1, 1, 0, a.s>>>(1);  // load the module first
+  NSIGHTKIT_CUDA_CHECK(cudaStreamSynchronize(a.s));
+  Session session;
+  for (int step = 0; step < 3; ++step) {
+    ScopedRange r{"serial"};
+    for (int k = 0; k < 4; ++k) spin<<<1, 1, 0, a.s>>>(50 * us);
+  }
+  auto const snap = Report::snapshot();
+  REQUIRE(snap.gpu.source == "cupti");
+  auto const& w = work(snap, "serial");
+  REQUIRE(w.kernels == 12);
+  REQUIRE(w.self_kernels == 12);
+  REQUIRE(w.calls_with_work == 3);
+  REQUIRE(w.busy_ns == w.kernel_ns);  // one stream: the kernels never overlap
+  REQUIRE(w.kernel_ns >= 12 * 50 * us);
+  REQUIRE(w.span_ns >= w.busy_ns);
+  REQUIRE(w.launch_latency.count == 12);
+  REQUIRE(snap.gpu.records_dropped == 0);
+}
+
+TEST_CASE("concurrent kernels on two streams count once in busy") {
+  Stream a, b;
+  Session session;
+  {
+    ScopedRange r{"concurrent"};
+    spin<<<1, 1, 0, a.s>>>(400 * us);
+    spin<<<1, 1, 0, b.s>>>(400 * us);
+  }
+  auto const snap = Report::snapshot();
+  auto const& w = work(snap, "concurrent");
+  REQUIRE(w.kernels == 2);
+  REQUIRE(w.streams == 2);
+  REQUIRE(w.kernel_ns >= 800 * us);
+  // Overlap: the union is well below the sum (two 400 us kernels that run side by side).
+  REQUIRE(w.busy_ns < w.kernel_ns * 3 / 4);
+  REQUIRE(w.busy_ns >= 400 * us);
+}
+
+TEST_CASE("work launched inside cuBLAS belongs to the range that called it") {
+  int const n = 512;
+  float *x = nullptr, *y = nullptr, *z = nullptr;
+  NSIGHTKIT_CUDA_CHECK(cudaMalloc(&x, sizeof(float) * n * n));
+  NSIGHTKIT_CUDA_CHECK(cudaMalloc(&y, sizeof(float) * n * n));
+  NSIGHTKIT_CUDA_CHECK(cudaMalloc(&z, sizeof(float) * n * n));
+  cublasHandle_t h = nullptr;
+  REQUIRE(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS);
+  float const one = 1.0f, zero = 0.0f;
+  // Warm up outside the report: cuBLAS loads its kernels on first use.
+  REQUIRE(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, x, n, y, n, &zero, z, n) ==
+          CUBLAS_STATUS_SUCCESS);
+  NSIGHTKIT_CUDA_CHECK(cudaDeviceSynchronize());
+  {
+    Session session;
+    for (int i = 0; i < 5; ++i) {
+      ScopedRange r{"gemm"};
+      REQUIRE(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, x, n, y, n, &zero, z, n) ==
+              CUBLAS_STATUS_SUCCESS);
+    }
+    auto const snap = Report::snapshot();
+    auto const& w = work(snap, "gemm");
+    REQUIRE(w.kernels >= 5);
+    REQUIRE(w.kernels % 5 == 0);  // the same kernels each call
+    REQUIRE(w.self_kernels == w.kernels);
+    REQUIRE(snap.gpu.records_unattributed == 0);
+    REQUIRE_FALSE(w.top_kernels.empty());
+    INFO(w.top_kernels.front().name);
+    REQUIRE(w.top_kernels.front().name.find('(') == std::string::npos);  // demangled, no params
+  }
+  (void)cublasDestroy(h);
+  (void)cudaFree(x);
+  (void)cudaFree(y);
+  (void)cudaFree(z);
+}
+
+TEST_CASE("copies on a copy stream, pinned and pageable, with their bytes") {
+  std::size_t const bytes = std::size_t{8} << 20;
+  void* device = nullptr;
+  void* pinned = nullptr;
+  std::vector<char> pageable(bytes);
+  NSIGHTKIT_CUDA_CHECK(cudaMalloc(&device, bytes));
+  NSIGHTKIT_CUDA_CHECK(cudaHostAlloc(&pinned, bytes, cudaHostAllocDefault));
+  Stream copy;
+  {
+    Session session;
+    {
+      ScopedRange r{"upload pinned"};
+      NSIGHTKIT_CUDA_CHECK(cudaMemcpyAsync(device, pinned, bytes, cudaMemcpyHostToDevice, copy.s));
+    }
+    {
+      ScopedRange r{"upload pageable"};
+      NSIGHTKIT_CUDA_CHECK(cudaMemcpy(device, pageable.data(), bytes, cudaMemcpyHostToDevice));
+    }
+    {
+      ScopedRange r{"clear"};
+      NSIGHTKIT_CUDA_CHECK(cudaMemsetAsync(device, 0, bytes, copy.s));
+    }
+    auto const snap = Report::snapshot();
+    auto const& p = work(snap, "upload pinned");
+    REQUIRE(p.h2d.count == 1);
+    REQUIRE(p.h2d.bytes == bytes);
+    REQUIRE(p.h2d.pageable == 0);
+    REQUIRE(p.busy_ns > 0);
+    auto const& g = work(snap, "upload pageable");
+    REQUIRE(g.h2d.bytes == bytes);
+    REQUIRE(g.h2d.pageable == g.h2d.count);
+    auto const& c = work(snap, "clear");
+    REQUIRE(c.memsets.count == 1);
+    REQUIRE(c.memsets.bytes == bytes);
+  }
+  (void)cudaFreeHost(pinned);
+  (void)cudaFree(device);
+}
+
+TEST_CASE("a graph launch's kernels belong to the range around cudaGraphLaunch") {
+  Stream s;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  NSIGHTKIT_CUDA_CHECK(cudaStreamBeginCapture(s.s, cudaStreamCaptureModeThreadLocal));
+  for (int k = 0; k < 3; ++k) spin<<<1, 1, 0, s.s>>>(20 * us);
+  NSIGHTKIT_CUDA_CHECK(cudaStreamEndCapture(s.s, &graph));
+  NSIGHTKIT_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  {
+    Session session;
+    for (int i = 0; i < 2; ++i) {
+      ScopedRange r{"replay"};
+      NSIGHTKIT_CUDA_CHECK(cudaGraphLaunch(exec, s.s));
+    }
+    auto const snap = Report::snapshot();
+    auto const& w = work(snap, "replay");
+    REQUIRE(w.kernels == 6);
+    REQUIRE(w.calls_with_work == 2);
+  }
+  (void)cudaGraphExecDestroy(exec);
+  (void)cudaGraphDestroy(graph);
+}
+
+TEST_CASE("a second thread's launches go to its own ranges") {
+  Stream a;
+  Session session;
+  std::thread worker{[] {
+    Stream b;
+    ScopedRange r{"worker"};
+    spin<<<1, 1, 0, b.s>>>(10 * us);
+    spin<<<1, 1, 0, b.s>>>(10 * us);
+    NSIGHTKIT_CUDA_CHECK(cudaStreamSynchronize(b.s));
+  }};
+  {
+    ScopedRange r{"main"};
+    spin<<<1, 1, 0, a.s>>>(10 * us);
+  }
+  worker.join();
+  auto const snap = Report::snapshot();
+  REQUIRE(work(snap, "worker").kernels == 2);
+  REQUIRE(work(snap, "main").kernels == 1);
+}
+
+TEST_CASE("device memory allocated inside a range is charged to it") {
+  Session session;
+  void* p = nullptr;
+  std::size_t const bytes = std::size_t{64} << 20;
+  {
+    ScopedRange r{"weights"};
+    NSIGHTKIT_CUDA_CHECK(cudaMalloc(&p, bytes));
+  }
+  {
+    ScopedRange r{"release"};
+    NSIGHTKIT_CUDA_CHECK(cudaFree(p));
+  }
+  auto const snap = Report::snapshot();
+  auto const& w = work(snap, "weights");
+  REQUIRE(w.allocations == 1);
+  REQUIRE(w.allocated_bytes == bytes);
+  REQUIRE(w.freed_bytes == bytes);
+  REQUIRE(w.peak_bytes == bytes);
+}

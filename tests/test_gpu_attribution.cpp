@@ -1,0 +1,420 @@
+// GPU work attributed to the ranges that launched it, as pure code: a fake source plays CUPTI's
+// part (a launch callback on the launching thread, activity records delivered later from another
+// thread) and the report's own ranges do the rest. Checks the interval union on overlapping
+// streams, busy/span/idle, inclusive and self sums, launches from several threads, records that
+// arrive while their range is still open or long after it ended, unknown correlation ids,
+// dropped records, device memory per path, and that nothing is recorded in a disabled build.
+#include <nsightkit/capture.hpp>
+#include <nsightkit/report.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if NSIGHTKIT_ENABLED
+#include <nsightkit/detail/report/gpu_attribution.hpp>
+#endif
+
+using nsightkit::Report;
+using nsightkit::ReportOptions;
+using nsightkit::ScopedRange;
+
+#if NSIGHTKIT_ENABLED
+namespace nr = nsightkit::detail::report;
+
+namespace {
+
+/// Plays CUPTI: launch() is the callback of a launch call; deliver_later() queues the activity
+/// CUPTI would record, delivered by arrive() (or at the report's flush).
+class FakeCupti final : public nr::AttributionSource {
+ public:
+  [[nodiscard]] char const* name() const noexcept override { return "cupti"; }
+
+  std::uint32_t launch(std::int64_t when) {
+    std::uint32_t const id = next_++;
+    note_launch(id, when);
+    return id;
+  }
+
+  void kernel(std::uint32_t corr, std::uint32_t stream, std::int64_t start, std::int64_t end,
+              char const* kname = "kernel_a") {
+    nr::GpuActivity a;
+    a.kind = nr::GpuActivity::Kind::kernel;
+    a.correlation = corr;
+    a.stream = stream;
+    a.start = start;
+    a.end = end;
+    a.name = intern_name(kname);
+    queued_.push_back(a);
+  }
+
+  void copy(std::uint32_t corr, nr::CopyKind kind, std::uint64_t bytes, std::int64_t start,
+            std::int64_t end, bool pageable) {
+    nr::GpuActivity a;
+    a.kind = nr::GpuActivity::Kind::memcpy;
+    a.copy = kind;
+    a.pageable = pageable;
+    a.correlation = corr;
+    a.stream = 9;
+    a.bytes = bytes;
+    a.start = start;
+    a.end = end;
+    queued_.push_back(a);
+  }
+
+  void memory(std::uint32_t corr, bool alloc, std::uint64_t address, std::uint64_t bytes,
+              std::int64_t t) {
+    nr::GpuActivity a;
+    a.kind = alloc ? nr::GpuActivity::Kind::alloc : nr::GpuActivity::Kind::free;
+    a.correlation = corr;
+    a.address = address;
+    a.bytes = bytes;
+    a.start = a.end = t;
+    queued_.push_back(a);
+  }
+
+  /// Delivers what was queued, as CUPTI's buffer-completed callback would.
+  void arrive() {
+    std::vector<nr::GpuActivity> batch;
+    batch.swap(queued_);
+    if (!batch.empty()) add_activities(batch.data(), batch.size());
+  }
+
+  void activate(bool on) override {
+    active = on;
+    activations.push_back(on);
+  }
+
+  bool active{false};
+  std::vector<bool> activations;
+  int deliveries{0};
+
+ protected:
+  void deliver() override {
+    ++deliveries;
+    arrive();
+  }
+
+ private:
+  std::uint32_t next_{1};
+  std::vector<nr::GpuActivity> queued_;
+};
+
+FakeCupti* fake = nullptr;
+nr::GpuSource* provide() { return fake; }
+
+/// A report using the fake as its CUPTI source, for one test.
+struct Session {
+  explicit Session(bool captured = false) {
+    fake = new FakeCupti{};  // leaked on purpose: threads' cursors may point into it
+    nr::cupti_provider.store(&provide);
+    Report::disable();
+    Report::reset();
+    ReportOptions o;
+    o.table.clear();
+    o.at_exit = false;
+    o.gpu_source = nsightkit::GpuSourceKind::cupti;
+    o.captured_only = captured;
+    REQUIRE(Report::enable(o));
+    nr::launch_cursor = nr::LaunchCursor{};
+  }
+  ~Session() {
+    Report::disable();
+    Report::reset();
+    nr::cupti_provider.store(nullptr);
+  }
+  Session(Session const&) = delete;
+  Session& operator=(Session const&) = delete;
+};
+
+}  // namespace
+
+TEST_CASE("kernels on two streams: busy is their union, kernel time their sum, idle the gaps") {
+  Session session;
+  std::uint32_t a = 0, b = 0, c = 0;
+  {
+    ScopedRange layer{"layer"};
+    a = fake->launch(100);
+    b = fake->launch(110);
+    c = fake->launch(120);
+  }
+  // a on stream 1 [1000, 1400), b on stream 2 [1200, 1600) (overlaps a), c on 1 [2000, 2100).
+  fake->kernel(a, 1, 1000, 1400);
+  fake->kernel(b, 2, 1200, 1600);
+  fake->kernel(c, 1, 2000, 2100, "kernel_b");
+  auto const snap = Report::snapshot();  // flush: the records arrive, the work settles
+  auto const* row = snap.find("layer");
+  REQUIRE(row != nullptr);
+  nsightkit::GpuWorkStats const& w = row->work;
+  REQUIRE(w.kernels == 3);
+  REQUIRE(w.self_kernels == 3);
+  REQUIRE(w.kernel_ns == 400 + 400 + 100);
+  REQUIRE(w.busy_ns == 600 + 100);  // [1000,1600) and [2000,2100)
+  REQUIRE(w.span_ns == 1100);       // 1000 -> 2100
+  REQUIRE(w.idle_ns == 400);
+  REQUIRE(w.calls_with_work == 1);
+  REQUIRE(w.streams == 2);
+  REQUIRE(w.launch_latency.count == 3);
+  REQUIRE(w.launch_latency.min_ns == 900);   // a: 1000 - 100
+  REQUIRE(w.launch_latency.max_ns == 1880);  // c: 2000 - 120
+  REQUIRE(w.top_kernels.size() == 2);
+  REQUIRE(w.top_kernels[0].name == "kernel_a");
+  REQUIRE(w.top_kernels[0].count == 2);
+  REQUIRE(w.top_kernels[0].total_ns == 800);
+  REQUIRE(snap.gpu.source == "cupti");
+  REQUIRE(snap.gpu.records == 3);
+  REQUIRE(snap.gpu.devices.size() == 1);
+  REQUIRE(snap.gpu.devices[0].busy_ns == 700);
+  REQUIRE(snap.gpu.streams.size() == 2);
+}
+
+TEST_CASE("inclusive for parents, self for the range that launched, per call") {
+  Session session;
+  std::vector<std::uint32_t> ids;
+  for (int step = 0; step < 2; ++step) {
+    ScopedRange fwd{"forward"};
+    ids.push_back(fake->launch(0));  // forward's own kernel
+    {
+      ScopedRange blk{"block"};
+      ids.push_back(fake->launch(0));
+      ids.push_back(fake->launch(0));
+    }
+  }
+  std::int64_t t = 10'000;
+  for (std::uint32_t id : ids) {
+    fake->kernel(id, 1, t, t + 100);
+    t += 1000;  // serial kernels 100 ns long, 900 ns apart
+  }
+  auto const snap = Report::snapshot();
+  auto const& fwd = snap.find("forward")->work;
+  auto const& blk = snap.find("forward/block")->work;
+  REQUIRE(fwd.kernels == 6);
+  REQUIRE(fwd.self_kernels == 2);
+  REQUIRE(fwd.busy_ns == 600);
+  REQUIRE(fwd.self_busy_ns == 200);
+  REQUIRE(fwd.calls_with_work == 2);
+  REQUIRE(fwd.span_ns == 2 * 2100);  // per call: 3 kernels, first start to last end
+  REQUIRE(fwd.idle_ns == 2 * 1800);
+  REQUIRE(blk.kernels == 4);
+  REQUIRE(blk.self_kernels == 4);
+  REQUIRE(blk.busy_ns == 400);
+  REQUIRE(blk.span_ns == 2 * 1100);
+}
+
+TEST_CASE("launches of several threads go to each thread's own ranges") {
+  Session session;
+  std::uint32_t main_id = 0, other_id = 0;
+  std::thread worker{[&] {
+    ScopedRange r{"loader"};
+    other_id = fake->launch(0);
+  }};
+  worker.join();
+  {
+    ScopedRange r{"compute"};
+    main_id = fake->launch(0);
+  }
+  fake->copy(other_id, nr::CopyKind::h2d, 4096, 100, 300, true);
+  fake->kernel(main_id, 1, 200, 500);
+  auto const snap = Report::snapshot();
+  auto const& loader = snap.find("loader")->work;
+  REQUIRE(loader.kernels == 0);
+  REQUIRE(loader.h2d.count == 1);
+  REQUIRE(loader.h2d.bytes == 4096);
+  REQUIRE(loader.h2d.pageable == 1);
+  REQUIRE(loader.busy_ns == 200);
+  REQUIRE(snap.find("compute")->work.kernels == 1);
+  REQUIRE(snap.find("compute")->work.busy_ns == 300);
+}
+
+TEST_CASE("records that arrive while the range is open, or after it ended, count the same") {
+  Session session;
+  std::uint32_t first = 0, second = 0;
+  {
+    ScopedRange r{"long"};
+    first = fake->launch(0);
+    fake->kernel(first, 1, 100, 200);
+    fake->arrive();                        // delivered before the range ends
+    auto const mid = Report::snapshot();   // settles the open range's part so far
+    REQUIRE(mid.find("long") == nullptr);  // open ranges are not rows yet (no CPU time)
+    second = fake->launch(0);
+  }
+  fake->kernel(second, 1, 300, 500);  // delivered after the range ended
+  auto const snap = Report::snapshot();
+  auto const& w = snap.find("long")->work;
+  REQUIRE(w.kernels == 2);
+  REQUIRE(w.busy_ns == 300);
+  REQUIRE(w.span_ns == 400);  // one call: 100 -> 500, across the settle in the middle
+  REQUIRE(w.calls_with_work == 1);
+  REQUIRE(snap.gpu.records_late == 0);
+}
+
+TEST_CASE("unknown correlation ids and work outside any range are counted, never misattributed") {
+  Session session;
+  std::uint32_t const outside = fake->launch(0);  // no range open on this thread
+  {
+    ScopedRange r{"inside"};
+    std::uint32_t const in = fake->launch(0);
+    fake->kernel(in, 1, 10, 20);
+  }
+  fake->kernel(outside, 1, 30, 40);
+  fake->kernel(987654, 1, 50, 60);  // a correlation id no launch callback saw
+  fake->kernel(0, 1, 70, 80);       // none at all
+  fake->add_dropped(5);
+  auto const snap = Report::snapshot();
+  REQUIRE(snap.find("inside")->work.kernels == 1);
+  REQUIRE(snap.gpu.records == 4);
+  REQUIRE(snap.gpu.records_unattributed == 3);
+  REQUIRE(snap.gpu.records_dropped == 5);
+  REQUIRE(snap.gpu.devices[0].kernels == 4);  // the device totals see everything
+  std::string const table = Report::format_table(snap);
+  REQUIRE(table.find("5 records dropped by CUPTI") != std::string::npos);
+}
+
+TEST_CASE(
+    "the trace shows each kernel on its stream's track, an arrow from its launch, and busy %") {
+  Session session;
+  ReportOptions o = Report::options();
+  o.record_trace = true;
+  REQUIRE(Report::enable(o));
+  std::uint32_t id = 0;
+  {
+    ScopedRange r{"layer"};
+    id = fake->launch(1'000'000);
+  }
+  fake->kernel(id, 3, 1'500'000, 2'000'000);
+  std::string const trace = Report::trace_json();
+  INFO(trace);
+  REQUIRE(trace.find("\"args\":{\"name\":\"GPU stream 3 (device 0)\"}") != std::string::npos);
+  REQUIRE(trace.find("\"cat\":\"nsightkit gpu\"") != std::string::npos);
+  REQUIRE(trace.find("\"ph\":\"s\",\"name\":\"launch\"") != std::string::npos);
+  REQUIRE(trace.find("\"ph\":\"f\",\"bp\":\"e\"") != std::string::npos);
+  REQUIRE(trace.find("\"name\":\"GPU busy % (device 0)\"") != std::string::npos);
+  REQUIRE(trace.find("\"args\":{\"busy\":50.0}") != std::string::npos);  // 0.5 ms of a 1 ms bin
+}
+
+TEST_CASE("captured mode: GPU activity is collected only in captured steps, settled at the end") {
+  Session session{true};
+  REQUIRE_FALSE(fake->active);  // no window active yet
+  nsightkit::CaptureOptions co;
+  co.backends = nsightkit::CaptureBackend::nvtx_range;
+  nsightkit::CaptureWindow window{nsightkit::CaptureSchedule{1, 0, 2}, co};
+  for (int i = 0; i < 4; ++i) {
+    auto step = window.step();
+    ScopedRange r{"forward"};
+    std::uint32_t const id = fake->launch(0);
+    fake->kernel(id, 1, 1000 * i, 1000 * i + 10);  // what CUPTI delivers when asked to flush
+    if (i == 1) REQUIRE(fake->active);             // inside the window
+  }
+  REQUIRE_FALSE(fake->active);
+  REQUIRE(fake->activations == std::vector<bool>{false, true, false});  // off until a window
+  // The window's end settled its steps' work: no snapshot was needed to deliver it.
+  REQUIRE(fake->deliveries == 1);
+  auto const snap = Report::snapshot();
+  REQUIRE(snap.find("forward")->cpu.count == 2);  // captured steps 1 and 2 only
+  REQUIRE(snap.find("forward")->work.kernels == 2);
+}
+
+TEST_CASE("a correlation slot reused before its record arrives is not misattributed") {
+  nr::CorrelationTable table{4};  // 16 slots
+  nr::Launch l;
+  l.thread = 1;
+  l.node = 7;
+  table.put(3, l);
+  REQUIRE(table.get(3).node == 7);
+  table.put(3 + 16, l);  // same slot, a later launch
+  REQUIRE_FALSE(table.get(3).known());
+  REQUIRE(table.get(19).known());
+}
+
+TEST_CASE("device memory per path: bytes allocated, freed, and the peak live") {
+  Session session;
+  std::uint32_t a1 = 0, a2 = 0, f1 = 0, a3 = 0;
+  {
+    ScopedRange r{"weights"};
+    a1 = fake->launch(0);
+    a2 = fake->launch(0);
+  }
+  {
+    ScopedRange r{"cleanup"};
+    f1 = fake->launch(0);
+  }
+  {
+    ScopedRange r{"weights"};
+    a3 = fake->launch(0);
+  }
+  fake->memory(a1, true, 0x1000, 100, 1);
+  fake->memory(a2, true, 0x2000, 50, 2);
+  fake->memory(f1, false, 0x1000, 0, 3);  // frees the first allocation of "weights"
+  fake->memory(a3, true, 0x3000, 30, 4);
+  auto const snap = Report::snapshot();
+  auto const& w = snap.find("weights")->work;
+  REQUIRE(w.allocations == 3);
+  REQUIRE(w.allocated_bytes == 180);
+  REQUIRE(w.freed_bytes == 100);
+  REQUIRE(w.peak_bytes == 150);
+  REQUIRE(snap.find("cleanup")->work.allocations == 0);
+}
+
+TEST_CASE("too much parked work settles the old part early and stays bounded") {
+  Session session;
+  fake->set_max_parked(64);
+  std::vector<std::uint32_t> ids;
+  for (int i = 0; i < 1000; ++i) {
+    ScopedRange r{"op"};
+    ids.push_back(fake->launch(0));
+  }
+  std::int64_t t = 0;
+  for (std::uint32_t id : ids) {
+    fake->kernel(id, 1, t, t + 10);
+    t += 20;
+    fake->arrive();
+  }
+  auto const snap = Report::snapshot();
+  REQUIRE(snap.find("op")->work.kernels == 1000);
+  REQUIRE(snap.find("op")->work.busy_ns == 10000);
+  REQUIRE(snap.find("op")->work.calls_with_work == 1000);
+}
+
+TEST_CASE("reset() forgets GPU work, and work launched before it is dropped when it arrives") {
+  Session session;
+  std::uint32_t before = 0;
+  {
+    ScopedRange r{"old"};
+    before = fake->launch(0);
+  }
+  Report::reset();
+  std::uint32_t after = 0;
+  {
+    ScopedRange r{"new"};
+    after = fake->launch(0);
+  }
+  fake->kernel(before, 1, 0, 10);
+  fake->kernel(after, 1, 20, 30);
+  auto const snap = Report::snapshot();
+  REQUIRE(snap.find("old") == nullptr);
+  REQUIRE(snap.find("new")->work.kernels == 1);
+}
+#endif
+
+TEST_CASE("gpu=cupti without the component falls back to events and says why") {
+  std::string why;
+  auto o = ReportOptions::try_parse("gpu=cupti", &why);
+  REQUIRE(o);
+  REQUIRE(o->gpu_source == nsightkit::GpuSourceKind::cupti);
+  REQUIRE(ReportOptions::try_parse("gpu=events")->gpu_source == nsightkit::GpuSourceKind::events);
+  REQUIRE(ReportOptions::try_parse("gpu=Auto")->gpu_source == nsightkit::GpuSourceKind::automatic);
+  REQUIRE_FALSE(ReportOptions::try_parse("gpu=nvml", &why));
+  REQUIRE(why.find("use on, off, auto, events or cupti") != std::string::npos);
+  o->table.clear();
+  o->at_exit = false;
+  REQUIRE(Report::enable(*o) == nsightkit::enabled);
+  auto const snap = Report::snapshot();
+  Report::disable();
+  Report::reset();
+  if (!nsightkit::enabled) return;
+  REQUIRE(snap.gpu.source == "events");
+  REQUIRE(snap.gpu.note.find("gpu=cupti needs the nsightkit::cupti component") == 0);
+}
