@@ -96,15 +96,21 @@ nsightkit_add_test(test_gpu_attribution SOURCES test_gpu_attribution.cpp NO_RECO
 if(TARGET nsightkit::cupti)
   add_executable(report_cupti_demo report_cupti_demo.cpp)
   target_link_libraries(report_cupti_demo PRIVATE nsightkit::cupti nsightkit_warnings)
-  add_test(NAME report_cupti_fallback COMMAND ${CMAKE_COMMAND} -E env NSIGHTKIT_REPORT=table,gpu=auto
+  add_test(NAME report_cupti_auto COMMAND ${CMAKE_COMMAND} -E env NSIGHTKIT_REPORT=table,gpu=auto
     $<TARGET_FILE:report_cupti_demo>)
-  set_tests_properties(report_cupti_fallback PROPERTIES LABELS cpu TIMEOUT 60
+  add_test(NAME report_cupti_fallback COMMAND ${CMAKE_COMMAND} -E env NSIGHTKIT_REPORT=table,gpu=cupti
+    $<TARGET_FILE:report_cupti_demo>)
+  set_tests_properties(report_cupti_auto report_cupti_fallback PROPERTIES LABELS cpu TIMEOUT 60
     ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
   if(_nsk_report_mode STREQUAL "enabled")
-    # Without a device CUPTI cannot collect: one line says why, events take over, the run goes on.
-    # With one (the gpu label's machines) the table has the CUPTI columns.
+    # Without a device CUPTI cannot collect: gpu=auto says nothing about it (nothing to measure),
+    # gpu=cupti says why in one line and events take over; the run goes on either way. With a
+    # device the table has the CUPTI lines.
+    set_tests_properties(report_cupti_auto PROPERTIES
+      PASS_REGULAR_EXPRESSION "cupti: no CUDA driver/device|GPU \\(cupti: "
+      FAIL_REGULAR_EXPRESSION "CUPTI cannot be used here \\(no CUDA driver")
     set_tests_properties(report_cupti_fallback PROPERTIES
-      PASS_REGULAR_EXPRESSION "CUPTI cannot be used here \\(no CUDA driver/device|GPU \\(cupti: ")
+      PASS_REGULAR_EXPRESSION "nsightkit report: CUPTI cannot be used here \\(no CUDA driver/device|GPU \\(cupti: ")
   endif()
   if(TARGET CUDA::cublas)
     nsightkit_add_gpu_test(test_cupti_gpu SOURCES gpu/test_cupti_gpu.cu NO_RECORDER

@@ -5,6 +5,7 @@
 
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/capture_state.hpp>
+#include <nsightkit/detail/cuda_driver.hpp>
 #include <nsightkit/detail/process.hpp>
 #include <nsightkit/detail/report/gpu_events.hpp>
 #include <nsightkit/detail/report/options.hpp>
@@ -187,7 +188,10 @@ inline GpuSource* source_for(ReportOptions const& o, std::string& note) {
       GpuSource* c = provider();
       std::string const why = c != nullptr ? c->unavailable() : std::string{"out of memory"};
       if (why.empty()) return c;
-      note = "CUPTI cannot be used here (" + why + "); GPU times come from CUDA events";
+      // gpu=auto on a machine without a GPU: nothing to measure, nothing to say.
+      bool const no_gpu = cuda_driver::api().unavailable != nullptr;
+      if (o.gpu_source == GpuSourceKind::cupti || !no_gpu)
+        note = "CUPTI cannot be used here (" + why + "); GPU times come from CUDA events";
     } else if (o.gpu_source == GpuSourceKind::cupti) {
       note =
           "gpu=cupti needs the nsightkit::cupti component (link it, see docs/gpu-attribution.md); "
