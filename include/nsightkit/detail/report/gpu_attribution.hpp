@@ -138,6 +138,7 @@ class AttributionSource : public GpuSource {
     (void)s;
     (void)ctx;
     AttributionThread& t = data(td);
+    launch_cursor.thread = &t;  // this thread's launch callbacks find their ranges here
     f.gpu = static_cast<std::uint32_t>(t.open.size());
     t.open.push_back(AttributionThread::Open{f.node, t.seq.load(std::memory_order_relaxed)});
   }
@@ -209,14 +210,12 @@ class AttributionSource : public GpuSource {
     return demangle(names_[id].c_str());
   }
 
-  /// Forgets everything measured (Report::reset()); launches in flight are dropped on arrival.
-  void reset_all() {
+  /// Report::reset(): the totals start again (each thread's sums go with its generation, and
+  /// work launched before the reset is dropped when it arrives).
+  void reset_counters() noexcept override {
     std::lock_guard<std::mutex> lock{mutex_};
-    threads_.clear();
     devices_.clear();
     streams_.clear();
-    allocations_.clear();
-    parked_ = 0;
     records_ = unattributed_ = late_ = 0;
     dropped_.store(0, std::memory_order_relaxed);
   }
@@ -270,7 +269,6 @@ class AttributionSource : public GpuSource {
       auto t = std::make_unique<AttributionThread>();
       t->index = static_cast<std::uint32_t>(td.index);
       t->generation = &td.stack_generation;
-      launch_cursor.thread = t.get();
       slot = std::move(t);
     }
     return static_cast<AttributionThread&>(*slot);

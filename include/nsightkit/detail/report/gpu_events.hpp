@@ -366,7 +366,7 @@ class EventsSource final : public GpuSource {
   }
 
   /// Counters back to zero (Report::reset()).
-  void reset_counters() noexcept {
+  void reset_counters() noexcept override {
     timed_.store(0, std::memory_order_relaxed);
     skipped_.store(0, std::memory_order_relaxed);
   }

@@ -83,6 +83,8 @@ class GpuSource {
   /// No GPU call may be made from now on (the CUDA runtime unloads, or this is a forked child);
   /// pending work is dropped.
   virtual void shutdown(State& s) noexcept = 0;
+  /// Report::reset(): counters and totals start again.
+  virtual void reset_counters() noexcept {}
   /// Its bookkeeping (ranges timed, skipped, pending, why it stopped) for a snapshot.
   virtual void fill(State& s, GpuTimingStats& out) = 0;
   /// The GPU work of each of the thread's path nodes (`nodes` is sized to the thread's node

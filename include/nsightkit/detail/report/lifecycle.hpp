@@ -395,6 +395,7 @@ inline void reset() noexcept {
     s->se_trace.clear();
   }
   if (EventsSource* ev = events_source_ptr.load(std::memory_order_acquire)) ev->reset_counters();
+  if (GpuSource* src = s->source.load(std::memory_order_acquire)) src->reset_counters();
 }
 
 // ---------------------------------------------------------------------------------------------
