@@ -2,6 +2,7 @@
 // the report off (no sink registered: the foundation's fast path) and on (CPU aggregation, with
 // trace events, with formatted names, 8 threads at once), and — where a CUDA device exists — with
 // GPU timing on a stream (two pooled CUDA events per range). Target: <= 100 ns per CPU-only range.
+#include <nsightkit/detail/report/clock.hpp>
 #include <nsightkit/report.hpp>
 
 #include <benchmark/benchmark.h>
@@ -40,6 +41,19 @@ void BM_empty_loop(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_empty_loop);
+
+// The floor of a recorded range: it reads the report's clock twice.
+void BM_report_clock(benchmark::State& state) {
+  auto const& tsc = nsightkit::detail::report::process_tsc();
+  for (auto _ : state) benchmark::DoNotOptimize(nsightkit::detail::report::clock_now(tsc));
+  state.SetLabel(tsc.usable ? "tsc" : "steady_clock: " + tsc.why);
+}
+BENCHMARK(BM_report_clock);
+
+void BM_steady_clock(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(nsightkit::detail::report::steady_now());
+}
+BENCHMARK(BM_steady_clock);
 
 void BM_range_report_off(benchmark::State& state) {
   nsightkit::Report::disable();
