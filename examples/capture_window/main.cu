@@ -4,9 +4,9 @@
 //
 //   ./capture_window               # the schedule written below (NSIGHTKIT_CAPTURE may replace it)
 //   ./capture_window --env-only    # no schedule in code: only NSIGHTKIT_CAPTURE decides
-//   ncu --clock-control none --profile-from-start off --nvtx --print-nvtx-rename kernel \
+//   ncu --clock-control none --profile-from-start off --nvtx --print-nvtx-rename kernel
 //       ./capture_window
-//   nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop \
+//   nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop
 //       ./capture_window
 //   nsys profile -t cuda,nvtx --capture-range=nvtx -p capture@nsightkit ./capture_window
 //
