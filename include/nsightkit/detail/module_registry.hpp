@@ -28,9 +28,9 @@
 #error "nsightkit/detail/module_registry.hpp must not be included when NSIGHTKIT_DISABLE is defined"
 #endif
 
+#include <nsightkit/detail/emit.hpp>
 #include <nsightkit/detail/nvtx.hpp>
 #include <nsightkit/detail/sinks.hpp>
-#include <nsightkit/range.hpp>
 
 #include <atomic>
 #include <cstddef>

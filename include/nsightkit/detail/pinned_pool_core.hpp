@@ -29,9 +29,9 @@
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/emit.hpp>
 #include <nsightkit/detail/pinned_size_class.hpp>
 #include <nsightkit/pinned_stats.hpp>
-#include <nsightkit/range.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -78,7 +78,8 @@ inline char const* describe(PoolStatus s) noexcept {
 /// freeing page-locked memory take milliseconds, so the timeline should show them.
 template <class F>
 inline decltype(auto) in_memory_range(char const* label, std::size_t bytes, F&& f) {
-  ScopedRange const range{Attributes{Payload{bytes}}, "{} {}", label, ByteSize{bytes}};
+  ScopedEmit<DefaultDomain> const range{Attributes{Payload{bytes}}, "{} {}", label,
+                                        ByteSize{bytes}};
   return f();
 }
 

@@ -34,8 +34,8 @@
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/emit.hpp>
 #include <nsightkit/prefetch_batch.hpp>
-#include <nsightkit/range.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -336,7 +336,8 @@ class PrefetchCore {
       e.release_recorded = false;
     }
     {
-      ScopedRange const range{Attributes{Payload{static_cast<std::uint64_t>(m)}}, "prefetch copy"};
+      ScopedEmit<DefaultDomain> const range{Attributes{Payload{static_cast<std::uint64_t>(m)}},
+                                            "prefetch copy"};
       try {
         transfer_(*e.batch.host_, e.batch.device_, m);
       } catch (...) {
@@ -356,7 +357,8 @@ class PrefetchCore {
   // Calls the source inside its range; its exception is kept in `error`. (Built in place:
   // HostBatch need not be assignable.)
   std::optional<HostBatch> fetch(std::size_t m, std::exception_ptr& error) {
-    ScopedRange const range{Attributes{Payload{static_cast<std::uint64_t>(m)}}, "prefetch source"};
+    ScopedEmit<DefaultDomain> const range{Attributes{Payload{static_cast<std::uint64_t>(m)}},
+                                          "prefetch source"};
     try {
       return source_();
     } catch (...) {
@@ -372,8 +374,8 @@ class PrefetchCore {
     if (e.copy_pending) {
       guarded([&] {
         if (!backend_.query(e.copied)) {
-          ScopedRange const range{Attributes{Payload{static_cast<std::uint64_t>(e.batch.index_)}},
-                                  "prefetch wait"};
+          ScopedEmit<DefaultDomain> const range{
+              Attributes{Payload{static_cast<std::uint64_t>(e.batch.index_)}}, "prefetch wait"};
           ++stats_.host_waits;
           backend_.synchronize(e.copied);
         }
