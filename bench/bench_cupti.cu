@@ -73,8 +73,9 @@ std::string const& setup() {
         return std::string{"cuptiActivityRegisterCallbacks failed"};
       if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
         return std::string{"cuptiActivityEnable failed"};
-      if (m == "activity_api" && (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS ||
-                                  cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS))
+      if (m == "activity_api" &&
+          (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS ||
+           cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS))
         return std::string{"cuptiActivityEnable(RUNTIME/DRIVER) failed"};
       return std::string{};
     }
@@ -121,9 +122,9 @@ void run(benchmark::State& state, long long kernel_ns) {
     cudaStreamSynchronize(s);
   }
   state.SetItemsProcessed(state.iterations() * per_iteration);
-  state.counters["us_per_launch"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * per_iteration),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["us_per_launch"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * per_iteration),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   state.SetLabel(mode());
   cudaStreamDestroy(s);
 }

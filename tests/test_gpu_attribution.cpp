@@ -40,7 +40,7 @@ class FakeCupti final : public nr::AttributionSource {
   }
 
   void kernel(std::uint32_t corr, std::uint32_t stream, std::int64_t start, std::int64_t end,
-              char const* kname = "kernel_a") {
+              char const* kname = "kernel_a", std::uint64_t graph_node = 0) {
     nr::GpuActivity a;
     a.kind = nr::GpuActivity::Kind::kernel;
     a.correlation = corr;
@@ -48,6 +48,7 @@ class FakeCupti final : public nr::AttributionSource {
     a.start = start;
     a.end = end;
     a.name = intern_name(kname);
+    a.graph_node = graph_node;
     queued_.push_back(a);
   }
 
@@ -315,6 +316,62 @@ TEST_CASE("captured mode: GPU activity is collected only in captured steps, sett
   auto const snap = Report::snapshot();
   REQUIRE(snap.find("forward")->cpu.count == 2);  // captured steps 1 and 2 only
   REQUIRE(snap.find("forward")->work.kernels == 2);
+}
+
+TEST_CASE("a replayed graph's kernels count for the modules that captured them, per replay") {
+  Session session;
+  // Capture (as CUDA would report it): inside the capture, module ranges open and each kernel
+  // launch creates a graph node; instantiation clones every node.
+  {
+    ScopedRange warmup{"warmup"};  // where the capture happens does not matter
+    fake->note_capture(true);
+    {
+      ScopedRange model{"model"};
+      {
+        ScopedRange enc{"encoder"};
+        fake->note_graph_node(11);
+        fake->note_graph_node(12);
+      }
+      {
+        ScopedRange head{"head"};
+        fake->note_graph_node(13);
+      }
+    }
+    fake->note_capture(false);
+  }
+  fake->note_graph_node(99);  // not captured (built by hand): no captured path
+  for (std::uint64_t n : {std::uint64_t{11}, std::uint64_t{12}, std::uint64_t{13}}) {
+    fake->note_graph_clone(100 + n, n);
+  }
+  // Replays: each launch's kernels carry the clones' ids and the launch's correlation id.
+  std::int64_t t = 0;
+  for (int step = 0; step < 2; ++step) {
+    ScopedRange s{"step"};
+    std::uint32_t const launch = fake->launch(t);
+    fake->kernel(launch, 1, t + 100, t + 300, "enc_a", 111);
+    fake->kernel(launch, 1, t + 300, t + 400, "enc_b", 112);
+    fake->kernel(launch, 1, t + 500, t + 600, "head_k", 113);
+    fake->kernel(launch, 1, t + 600, t + 650, "manual", 199);  // unknown node: the launch's range
+    t += 10'000;
+  }
+  auto const snap = Report::snapshot();
+  auto const* enc = snap.find("step/model/encoder");
+  REQUIRE(enc != nullptr);       // the eager paths, under the replay's range
+  REQUIRE(enc->cpu.count == 0);  // GPU work only: the modules did not run on the CPU here
+  REQUIRE(enc->work.kernels == 4);
+  REQUIRE(enc->work.calls_with_work == 2);
+  REQUIRE(enc->work.busy_ns == 2 * 300);
+  REQUIRE(snap.find("step/model/head")->work.kernels == 2);
+  auto const& model = snap.find("step/model")->work;
+  REQUIRE(model.kernels == 6);
+  REQUIRE(model.self_kernels == 0);
+  REQUIRE(model.span_ns == 2 * 500);  // 100 -> 600 per replay
+  REQUIRE(model.busy_ns == 2 * 400);
+  auto const& step = snap.find("step")->work;
+  REQUIRE(step.kernels == 8);  // 6 replayed + 2 of the hand-built node, per the launch's range
+  // The capture pass ran on the CPU only: its rows hold CPU time and no GPU work.
+  REQUIRE(snap.find("warmup/model/encoder")->cpu.count == 1);
+  REQUIRE(snap.find("warmup/model/encoder")->work.kernels == 0);
 }
 
 TEST_CASE("a correlation slot reused before its record arrives is not misattributed") {

@@ -52,7 +52,14 @@ inline bool cupti_available() { return cupti_unavailable_reason().empty(); }
 #if NSIGHTKIT_ENABLED
 namespace detail::report {
 // Offers the CUPTI source to the report during static initialisation (see cupti_provider).
+/// Lets graph capture diagnostics have every API call during a capture (graph_state.hpp).
+inline void cupti_watch_apis(bool on) noexcept {
+  NSIGHTKIT_DETAIL_TRY { CuptiSource::instance().watch_apis(on); }
+  NSIGHTKIT_DETAIL_CATCH(...) {}
+}
+
 NSIGHTKIT_DETAIL_VISIBLE inline bool const cupti_offered = [] {
+  graph_watch.start.store(&cupti_watch_apis, std::memory_order_release);
   if (cupti_provider.exchange(&cupti_source, std::memory_order_acq_rel) == nullptr) {
     provider_arrived();  // the report may have started before this initialiser ran
   }

@@ -139,7 +139,7 @@ class Report {
    * ignored).
    * @return true when the report records; false under `NSIGHTKIT_DISABLE`, when out of memory, or
    *         when this is a second, un-unified copy of nsightkit in the process (reported on
-   * stderr).
+   *         stderr).
    */
   static bool enable(ReportOptions const& options = ReportOptions{}) noexcept {
 #if NSIGHTKIT_ENABLED

@@ -21,10 +21,12 @@
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/report/gpu_source.hpp>
 #include <nsightkit/detail/report/gpu_work.hpp>
+#include <nsightkit/detail/report/record.hpp>
 #include <nsightkit/detail/report/state.hpp>
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -75,6 +77,8 @@ struct AttributionThread final : ThreadGpu {
   std::atomic<std::uint32_t> seq{0};         // launches noted on this thread; the owner writes it
   std::uint32_t index{0};                    // ThreadData::index
   std::uint64_t const* generation{nullptr};  // ThreadData::stack_generation (owner-only)
+  ThreadData const* td{nullptr};             // for the names of open ranges (owner-only reads)
+  int capture_base{-1};  // open ranges when this thread's stream capture began, or -1
 };
 
 /// Where a thread's launch callback finds its thread's data (set by its first range).
@@ -102,6 +106,52 @@ class AttributionSource : public GpuSource {
       t->seq.store(l.seq + 1, std::memory_order_relaxed);
     }
     table_.put(correlation, l);
+  }
+
+  /// A stream capture begins (true) or ends (false) on the calling thread: graph nodes captured
+  /// meanwhile belong to the ranges opened inside it.
+  void note_capture(bool begin) noexcept {
+    if (AttributionThread* t = launch_cursor.thread) {
+      t->capture_base = begin ? static_cast<int>(t->open.size()) : -1;
+    } else if (begin) {
+      pending_capture_base() = 0;  // no range yet on this thread: every range is inside
+    }
+    if (!begin) pending_capture_base() = -1;
+  }
+
+  /// A graph node was created, on the calling thread: if it is being captured, the node's work
+  /// will be attributed on replay to the ranges open inside the capture (their names, relative to
+  /// where the capture began), under whatever range is open around the replay.
+  void note_graph_node(std::uint64_t node_id) noexcept {
+    AttributionThread const* t = launch_cursor.thread;
+    int base = t != nullptr ? t->capture_base : -1;
+    if (base < 0 && pending_capture_base() >= 0) base = 0;
+    if (base < 0) return;  // built with the graph API, not captured: the launch's range gets it
+    NSIGHTKIT_DETAIL_TRY {
+      std::vector<Component> path;
+      if (t != nullptr && t->td != nullptr) {
+        for (std::size_t i = static_cast<std::size_t>(base); i < t->open.size(); ++i) {
+          std::uint32_t const n = t->open[i].node;
+          if (n < t->td->nodes.size()) {
+            path.push_back(Component{t->td->nodes[n].domain, t->td->nodes[n].name});
+          }
+        }
+      }
+      std::lock_guard<std::mutex> lock{mutex_};
+      graph_nodes_[node_id] = intern_path(std::move(path));
+    }
+    NSIGHTKIT_DETAIL_CATCH(...) {}
+  }
+
+  /// A graph's node was cloned (instantiation, or a graph copied): the clone's work is the
+  /// original's.
+  void note_graph_clone(std::uint64_t clone_id, std::uint64_t original_id) noexcept {
+    NSIGHTKIT_DETAIL_TRY {
+      std::lock_guard<std::mutex> lock{mutex_};
+      auto it = graph_nodes_.find(original_id);
+      if (it != graph_nodes_.end()) graph_nodes_[clone_id] = it->second;
+    }
+    NSIGHTKIT_DETAIL_CATCH(...) {}
   }
 
   /// Activities arrived (any thread). Kernel names are interned by the caller (intern_name).
@@ -236,12 +286,41 @@ class AttributionSource : public GpuSource {
   struct Parked {
     GpuActivity a;
     Launch l;
+    std::uint32_t replay{no_node};  // a graph node's work: the id of its captured relative path
+    std::uint32_t target{no_node};  // ... and the node of the replaying thread it belongs to
   };
+  struct Component {
+    std::string domain;
+    std::string name;
+  };
+
+  static int& pending_capture_base() noexcept {
+    thread_local int base = -1;
+    return base;
+  }
+
+  /// The id of a relative path (interned). Under mutex_.
+  std::uint32_t intern_path(std::vector<Component> path) {
+    std::string key;
+    for (Component const& c : path) {
+      key += c.domain;
+      key += '\x1f';
+      key += c.name;
+      key += '\x1e';
+    }
+    auto it = path_ids_.find(key);
+    if (it != path_ids_.end()) return it->second;
+    auto const id = static_cast<std::uint32_t>(paths_.size());
+    paths_.push_back(std::move(path));
+    path_ids_.emplace(std::move(key), id);
+    return id;
+  }
   struct Partial {
     GpuWork work;
     std::int64_t first{0}, last{0};
     std::int64_t frontier{INT64_MIN}, self_frontier{INT64_MIN};
     bool any{false};
+    std::vector<std::pair<std::int64_t, std::int64_t>> intervals, self_intervals;  // replays
   };
   struct ThreadWork {
     std::uint64_t generation{0};
@@ -269,6 +348,7 @@ class AttributionSource : public GpuSource {
       auto t = std::make_unique<AttributionThread>();
       t->index = static_cast<std::uint32_t>(td.index);
       t->generation = &td.stack_generation;
+      t->td = &td;
       slot = std::move(t);
     }
     return static_cast<AttributionThread&>(*slot);
@@ -307,7 +387,12 @@ class AttributionSource : public GpuSource {
       return;
     }
     ThreadWork& tw = thread_work(l.thread);
-    tw.parked.push_back(Parked{a, l});
+    std::uint32_t replay = no_node;
+    if (a.graph_node != 0) {
+      auto g = graph_nodes_.find(a.graph_node);
+      if (g != graph_nodes_.end()) replay = g->second;
+    }
+    tw.parked.push_back(Parked{a, l, replay, no_node});
     tw.arrived = std::max(tw.arrived, l.seq + 1);
     ++parked_;
   }
@@ -390,9 +475,59 @@ class AttributionSource : public GpuSource {
     std::uint32_t node, device, stream, correlation;
   };
 
-  void settle(ThreadData& td, bool everything, std::vector<Slice>& slices) {
+  /// Replayed graph work: per replay (one graph launch), the union of the intervals of each
+  /// captured path and of every ancestor, as one call of each. Under mutex_.
+  void account_replays(ThreadWork& tw, std::vector<Parked> const& replayed,
+                       std::vector<std::uint32_t> const& parents, std::vector<Slice>& slices) {
+    if (replayed.empty()) return;
+    std::map<std::uint32_t, std::vector<Parked const*>> by_launch;
+    for (Parked const& p : replayed) by_launch[p.a.correlation].push_back(&p);
+    for (auto const& [correlation, records] : by_launch) {
+      (void)correlation;
+      std::map<std::uint32_t, Partial> calls;  // node -> this replay's part
+      for (Parked const* r : records) {
+        GpuActivity const& a = r->a;
+        slices.push_back(
+            Slice{a.start, a.end - a.start, r->l.entered, r->target, a.device, a.stream, 0});
+        for (std::uint32_t n = r->target; n != no_node;
+             n = n < parents.size() ? parents[n] : no_node) {
+          Partial& c = calls[n];
+          bool const mine = n == r->target;
+          c.first = c.any ? std::min(c.first, a.start) : a.start;
+          c.last = c.any ? std::max(c.last, a.end) : a.end;
+          c.any = true;
+          GpuWork& w = c.work;
+          if (a.kind == GpuActivity::Kind::kernel) {
+            ++w.kernels;
+            if (mine) ++w.self_kernels;
+            w.kernel_ns += a.end - a.start;
+            w.add_kernel(a.name, a.end - a.start);
+          } else if (a.kind == GpuActivity::Kind::memcpy) {
+            w.copies[static_cast<int>(a.copy)].add(a);
+          } else {
+            w.memsets.add(a);
+          }
+          w.latency.add(std::max<std::int64_t>(0, a.start - r->l.entered), 1024);
+          w.add_stream(a.device, a.stream);
+          c.intervals.emplace_back(a.start, a.end);
+          if (mine) c.self_intervals.emplace_back(a.start, a.end);
+        }
+      }
+      for (auto& [node, c] : calls) {
+        std::int64_t frontier = INT64_MIN, self_frontier = INT64_MIN;
+        c.work.busy_ns = union_length(c.intervals, frontier);
+        c.work.self_busy_ns = union_length(c.self_intervals, self_frontier);
+        c.work.span_ns = c.last - c.first;
+        c.work.calls = 1;
+        node_work(tw, node).merge(c.work);
+      }
+    }
+  }
+
+  void settle(State& s, ThreadData& td, bool everything, std::vector<Slice>& slices) {
     std::vector<AttributionThread::Instance> closed;
     std::vector<AttributionThread::Open> open;
+    std::vector<std::uint32_t> parents;
     std::uint32_t seq = 0;
     std::uint64_t generation = 0;
     {
@@ -403,6 +538,24 @@ class AttributionSource : public GpuSource {
       open = t->open;
       seq = t->seq.load(std::memory_order_relaxed);
       generation = td.generation;
+      {
+        // Replayed graph work: the nodes of the captured paths under the replay's range, made
+        // now (in this thread's tree, under its lock).
+        std::lock_guard<std::mutex> lock2{mutex_};
+        ThreadWork& tw = thread_work(static_cast<std::uint32_t>(td.index));
+        for (Parked& p : tw.parked) {
+          if (p.replay == no_node || p.target != no_node ||
+              p.l.generation != static_cast<std::uint32_t>(generation) || p.replay >= paths_.size())
+            continue;
+          std::uint32_t node = p.l.node < td.nodes.size() ? p.l.node : no_node;
+          for (Component const& c : paths_[p.replay]) {
+            node = find_node(s, td, node, c.domain.c_str(), c.name);
+          }
+          p.target = node;
+        }
+      }
+      parents.reserve(td.nodes.size());
+      for (Node const& n : td.nodes) parents.push_back(n.parent);
     }
     std::lock_guard<std::mutex> lock{mutex_};
     ThreadWork& tw = thread_work(static_cast<std::uint32_t>(td.index));
@@ -433,13 +586,22 @@ class AttributionSource : public GpuSource {
     }
     parked_ -= tw.parked.size() - later.size();
     tw.parked = std::move(later);
+    // A replayed graph node's work goes to its captured path (and that path's ancestors), per
+    // replay; the rest by the thread's launch sequence.
+    std::vector<Parked> replayed;
+    {
+      std::vector<Parked> rest;
+      for (Parked const& p : now) (p.target != no_node ? replayed : rest).push_back(p);
+      now.swap(rest);
+    }
+    account_replays(tw, replayed, parents, slices);
     std::sort(now.begin(), now.end(),
               [](Parked const& a, Parked const& b) { return a.l.seq < b.l.seq; });
     std::vector<std::uint8_t> own(now.size(), 0);
     Parked const* const base = now.data();
     Parked const* const end = base + now.size();
-    auto first_at = [&](std::uint32_t s) {
-      return std::lower_bound(base, end, s,
+    auto first_at = [&](std::uint32_t at) {
+      return std::lower_bound(base, end, at,
                               [](Parked const& p, std::uint32_t v) { return p.l.seq < v; });
     };
     for (auto const& i : ready) {
@@ -492,7 +654,7 @@ class AttributionSource : public GpuSource {
     bool const trace = s.trace.load(std::memory_order_relaxed);
     for (ThreadData* td : all_threads(s)) {
       std::vector<Slice> slices;
-      settle(*td, everything, slices);
+      settle(s, *td, everything, slices);
       if (!trace || slices.empty()) continue;
       SpinGuard lock{td->lock};
       for (Slice const& g : slices) {
@@ -518,6 +680,9 @@ class AttributionSource : public GpuSource {
   std::map<std::uint64_t, Totals> streams_;
   std::unordered_map<std::uint64_t, Allocation> allocations_;
   std::vector<std::string> names_{"(other kernels)"};
+  std::unordered_map<std::uint64_t, std::uint32_t> graph_nodes_;  // node id -> relative path
+  std::vector<std::vector<Component>> paths_;
+  std::unordered_map<std::string, std::uint32_t> path_ids_;
   std::unordered_map<char const*, std::uint32_t> name_by_pointer_;
   std::size_t parked_{0};
   std::size_t max_parked_{std::size_t{1} << 20};

@@ -9,10 +9,12 @@
 
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/cuda_driver.hpp>
+#include <nsightkit/detail/graph_state.hpp>
 #include <nsightkit/detail/report/clock.hpp>
 #include <nsightkit/detail/report/gpu_attribution.hpp>
 #include <nsightkit/detail/report/gpu_work.hpp>
 #include <nsightkit/detail/report/state.hpp>
+#include <nsightkit/detail/thread.hpp>
 
 #include <cupti.h>
 
@@ -45,6 +47,13 @@ inline bool launch_like(CUpti_CallbackDomain domain, std::string_view name) noex
   return name.rfind("cuLaunch", 0) == 0 || name.rfind("cuGraphLaunch", 0) == 0 ||
          name.rfind("cuMemcpy", 0) == 0 || name.rfind("cuMemset", 0) == 0 ||
          name.rfind("cuMemAlloc", 0) == 0 || name.rfind("cuMemFree", 0) == 0;
+}
+
+/// 1: the call begins a stream capture, 2: it ends one, 0: neither.
+inline int capture_edge(std::string_view name) noexcept {
+  if (name.find("StreamBeginCapture") != std::string_view::npos) return 1;
+  if (name.find("StreamEndCapture") != std::string_view::npos) return 2;
+  return 0;
 }
 
 inline CopyKind copy_kind(std::uint8_t k) noexcept {
@@ -85,6 +94,27 @@ class CuptiSource final : public AttributionSource {
       (void)cuptiEnableCallback(on ? 1u : 0u, subscriber_, domain, cbid);
     for (CUpti_ActivityKind k : kinds_)
       (void)(on ? cuptiActivityEnable(k) : cuptiActivityDisable(k));
+  }
+
+  /// Delivers every runtime API call to the graph observer (on), or only the calls the source
+  /// needs (off); subscribes first if needed. Called when captures with diagnostics begin/end.
+  void watch_apis(bool on) {
+    if (!unavailable().empty()) return;
+    std::lock_guard<std::mutex> lock{start_mutex_};
+    if (on) {
+      (void)cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API);
+      (void)cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE);
+      graph_watch.cupti.store(true, std::memory_order_release);
+      return;
+    }
+    graph_watch.cupti.store(false, std::memory_order_release);
+    (void)cuptiEnableDomain(0, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API);
+    if (active_) {
+      for (auto const& [domain, cbid] : enabled_) {
+        if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+          (void)cuptiEnableCallback(1, subscriber_, domain, cbid);
+      }
+    }
   }
 
   /// The one CUPTI source of the process (default visibility: every library embedding
@@ -153,7 +183,13 @@ class CuptiSource final : public AttributionSource {
       for (std::uint32_t cbid = 1; cbid < size; ++cbid) {
         char const* n = nullptr;
         if (cuptiGetCallbackName(domain, cbid, &n) != CUPTI_SUCCESS || n == nullptr) continue;
-        if (!launch_like(domain, n)) continue;
+        int const edge = capture_edge(n);
+        bool const launch = launch_like(domain, n);
+        if (!launch && edge == 0) continue;
+        auto& kinds = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime_kinds_ : driver_kinds_;
+        if (cbid < kinds.size())
+          kinds[cbid] = static_cast<std::uint8_t>((launch ? 1 : 0) | (edge == 1 ? 2 : 0) |
+                                                  (edge == 2 ? 4 : 0));
         if (cuptiEnableCallback(1, subscriber_, domain, cbid) == CUPTI_SUCCESS)
           enabled_.emplace_back(domain, cbid);
       }
@@ -186,10 +222,39 @@ class CuptiSource final : public AttributionSource {
       auto const* r = static_cast<CUpti_ResourceData const*>(data);
       if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) me->add_context(r->context);
       if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) me->context_ending(r->context);
+      if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
+          cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+        auto const* g = static_cast<CUpti_GraphData const*>(r->resourceDescriptor);
+        std::uint64_t id = 0, original = 0;
+        if (g != nullptr && cuptiGetGraphNodeId(g->node, &id) == CUPTI_SUCCESS) {
+          if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) {
+            me->note_graph_node(id);
+          } else if (g->originalNode != nullptr &&
+                     cuptiGetGraphNodeId(g->originalNode, &original) == CUPTI_SUCCESS) {
+            me->note_graph_clone(id, original);
+          }
+        }
+      }
       return;
     }
     auto const* d = static_cast<CUpti_CallbackData const*>(data);
-    if (d->callbackSite != CUPTI_API_ENTER) return;
+    if (d->callbackSite != CUPTI_API_ENTER) {
+      // A capture being watched: every runtime call that returns goes to the graph observer.
+      if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+          graph_watch.watching.load(std::memory_order_relaxed) > 0) {
+        if (GraphObserver obs = graph_watch.observer.load(std::memory_order_acquire)) {
+          int const status = d->functionReturnValue != nullptr
+                                 ? *static_cast<int const*>(d->functionReturnValue)
+                                 : 0;
+          obs(GraphApiCall{d->functionName, status, true, os_thread_id(), 0, 0});
+        }
+      }
+      if ((me->cbid_kind(domain, cbid) & 4u) != 0) me->note_capture(false);
+      return;
+    }
+    std::uint8_t const kind = me->cbid_kind(domain, cbid);
+    if ((kind & 2u) != 0) me->note_capture(true);
+    if ((kind & 1u) == 0) return;  // a call seen only for the graph observer
     if (!me->exit_registered_.load(std::memory_order_acquire) &&
         !me->exit_registered_.exchange(true)) {
       // Registered once CUDA is in use, so it runs before CUDA's own teardown at exit.
@@ -292,6 +357,7 @@ class CuptiSource final : public AttributionSource {
         a.start = static_cast<std::int64_t>(k.start);
         a.end = static_cast<std::int64_t>(k.end);
         a.name = intern_name(k.name);
+        a.graph_node = k.graphNodeId;
         return true;
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -307,6 +373,7 @@ class CuptiSource final : public AttributionSource {
         a.start = static_cast<std::int64_t>(m.start);
         a.end = static_cast<std::int64_t>(m.end);
         a.bytes = m.bytes;
+        a.graph_node = m.graphNodeId;
         return true;
       }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -320,6 +387,7 @@ class CuptiSource final : public AttributionSource {
         a.start = static_cast<std::int64_t>(m.start);
         a.end = static_cast<std::int64_t>(m.end);
         a.bytes = m.bytes;
+        a.graph_node = m.graphNodeId;
         return true;
       }
       case CUPTI_ACTIVITY_KIND_MEMORY2: {
@@ -364,6 +432,19 @@ class CuptiSource final : public AttributionSource {
   std::string why_;
   CUpti_SubscriberHandle subscriber_{};
   std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> enabled_;
+  // What each callback id of the runtime and driver domains is to the source: 1 launch-like,
+  // 2 begins a capture, 4 ends one (0: seen only for the graph observer).
+  std::vector<std::uint8_t> runtime_kinds_ =
+      std::vector<std::uint8_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE, 0);
+  std::vector<std::uint8_t> driver_kinds_ =
+      std::vector<std::uint8_t>(CUPTI_DRIVER_TRACE_CBID_SIZE, 0);
+
+  [[nodiscard]] std::uint8_t cbid_kind(CUpti_CallbackDomain domain,
+                                       CUpti_CallbackId cbid) const noexcept {
+    auto const& v = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime_kinds_ : driver_kinds_;
+    return cbid < v.size() ? v[cbid] : std::uint8_t{0};
+  }
+
   std::vector<CUpti_ActivityKind> kinds_;
   std::mutex contexts_mutex_;
   std::vector<CUcontext> contexts_;

@@ -33,8 +33,9 @@ struct GpuActivity {
   std::int64_t start{0};  // alloc/free: the time of the operation (start == end)
   std::int64_t end{0};
   std::uint64_t bytes{0};
-  std::uint64_t address{0};  // alloc/free
-  std::uint32_t name{0};     // kernel: interned name id
+  std::uint64_t address{0};     // alloc/free
+  std::uint32_t name{0};        // kernel: interned name id
+  std::uint64_t graph_node{0};  // CUPTI's id of the graph node it ran as (0: not a graph's)
   [[nodiscard]] bool interval() const noexcept {
     return kind == Kind::kernel || kind == Kind::memcpy || kind == Kind::memset;
   }

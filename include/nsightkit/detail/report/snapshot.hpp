@@ -98,7 +98,10 @@ inline void emit_tree(std::vector<NodeCopy> const& nodes, std::uint32_t thread,
   std::vector<std::vector<std::uint32_t>> children(n);
   std::vector<std::uint32_t> roots;
   std::vector<std::uint64_t> subtree(n, 0);
-  for (std::size_t i = 0; i < n; ++i) subtree[i] = nodes[i].cpu.count();
+  // A node counts when it ran on the CPU or has GPU work (a replayed graph's module rows have
+  // GPU work only).
+  for (std::size_t i = 0; i < n; ++i)
+    subtree[i] = nodes[i].cpu.count() + (nodes[i].work.empty() ? 0 : 1);
   for (std::size_t i = n; i-- > 0;) {
     std::uint32_t const p = nodes[i].parent;
     if (p != no_node && p < n) subtree[p] += subtree[i];

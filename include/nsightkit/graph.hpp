@@ -1,0 +1,280 @@
+/**
+ * @file graph.hpp
+ * @brief CUDA graphs: capture with diagnostics that name the unsafe call and its module, and
+ *        replays the report attributes to the modules that captured them.
+ *
+ * @code
+ * nsightkit::CapturedGraph graph;
+ * {
+ *   nsightkit::GraphCapture capture{nsightkit::StreamView{stream}, "forward"};
+ *   model.forward(x, stream);                 // module scopes, kernels, cuBLAS ... as eagerly
+ *   capture.end(graph);                       // instantiate, or update `graph` in place
+ * }
+ * for (int step = 0; step < steps; ++step) graph.launch(nsightkit::StreamView{stream});
+ * @endcode
+ *
+ * A CUDA utility like pinned.hpp: it calls the CUDA runtime, so the program links it
+ * (CUDA::cudart, or nvcc). With the `nsightkit::cupti` component linked, diagnostics see every API
+ * call during capture (its name, thread and module path) and the report attributes each replayed
+ * kernel to the module path active when its node was captured; without it, a failed capture
+ * names CUDA's error and the first failing call CUDA reported. See docs/cuda-graphs.md.
+ */
+#pragma once
+
+#include <nsightkit/config.hpp>
+
+#if !NSIGHTKIT_HAS_CUDA
+#error "nsightkit/graph.hpp needs the CUDA runtime headers (cuda_runtime_api.h)"
+#endif
+
+#include <nsightkit/attributes.hpp>
+#include <nsightkit/detail/graph/capture.hpp>
+#include <nsightkit/graph_types.hpp>
+#include <nsightkit/module.hpp>
+#include <nsightkit/range.hpp>
+#include <nsightkit/stream.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+
+/**
+ * @brief An instantiated CUDA graph: launch it, count its replays, update it in place.
+ *
+ * Made by GraphCapture::end(). Move-only; destroys its executable graph. Each launch() is a
+ * start/end range `graph NAME (replay)` in the report (a start/end range, so the modules its
+ * kernels are attributed to keep their eager paths).
+ *
+ * @code
+ * graph.launch(nsightkit::StreamView{stream});
+ * std::printf("%llu replays\n", static_cast<unsigned long long>(graph.replays()));
+ * @endcode
+ */
+class CapturedGraph {
+ public:
+  /// An empty graph (valid() is false).
+  CapturedGraph() noexcept = default;
+  /// Takes over `other`'s graph.
+  CapturedGraph(CapturedGraph&& other) noexcept { swap(other); }
+  /// Destroys this graph, then takes over `other`'s.
+  CapturedGraph& operator=(CapturedGraph&& other) noexcept {
+    if (this != &other) {
+      CapturedGraph gone{std::move(other)};
+      swap(gone);
+    }
+    return *this;
+  }
+  CapturedGraph(CapturedGraph const&) = delete;
+  CapturedGraph& operator=(CapturedGraph const&) = delete;
+  ~CapturedGraph() { detail::graph::destroy(exec_, graph_); }
+
+  /**
+   * @brief Launches the graph on `stream` (cudaGraphLaunch).
+   * @throws CudaError when the launch fails; std::logic_error when the graph is empty.
+   */
+  void launch(StreamView stream) {
+    if (exec_ == nullptr) throw std::logic_error{"nsightkit::CapturedGraph::launch: empty graph"};
+    UniqueRange replay{replay_name_};
+    detail::graph::check(cudaGraphLaunch(exec_, stream.value()), "cudaGraphLaunch", name_);
+    ++replays_;
+  }
+
+  /// True when it holds an executable graph.
+  [[nodiscard]] bool valid() const noexcept { return exec_ != nullptr; }
+  /// Launches so far.
+  [[nodiscard]] std::uint64_t replays() const noexcept { return replays_; }
+  /// The name given to the capture.
+  [[nodiscard]] std::string const& name() const noexcept { return name_; }
+  /// How many times end() updated the executable graph in place instead of re-instantiating.
+  [[nodiscard]] std::uint64_t updates() const noexcept { return updates_; }
+  /// How many times it was (re-)instantiated.
+  [[nodiscard]] std::uint64_t instantiations() const noexcept { return instantiations_; }
+  /// The executable graph (null when empty); it stays owned by this object.
+  [[nodiscard]] cudaGraphExec_t exec() const noexcept { return exec_; }
+
+ private:
+  friend class GraphCapture;
+
+  void swap(CapturedGraph& o) noexcept {
+    std::swap(exec_, o.exec_);
+    std::swap(graph_, o.graph_);
+    std::swap(name_, o.name_);
+    std::swap(replay_name_, o.replay_name_);
+    std::swap(replays_, o.replays_);
+    std::swap(updates_, o.updates_);
+    std::swap(instantiations_, o.instantiations_);
+  }
+
+  /// Takes `graph` (just captured): updates the executable graph in place when CUDA accepts the
+  /// new topology, else instantiates anew.
+  void adopt(cudaGraph_t graph, std::string const& name) {
+    if (exec_ != nullptr && detail::graph::update(exec_, graph)) {
+      ++updates_;
+      detail::graph::destroy(nullptr, graph_);
+      graph_ = graph;
+    } else {
+      cudaGraphExec_t exec = nullptr;
+      cudaError_t const st = cudaGraphInstantiate(&exec, graph, 0);
+      if (st != cudaSuccess) {
+        detail::graph::destroy(nullptr, graph);
+        detail::graph::check(st, "cudaGraphInstantiate", name);
+      }
+      detail::graph::destroy(exec_, graph_);
+      exec_ = exec;
+      graph_ = graph;
+      ++instantiations_;
+    }
+    name_ = name;
+    replay_name_ = "graph " + name + " (replay)";
+  }
+
+  cudaGraphExec_t exec_{nullptr};
+  cudaGraph_t graph_{nullptr};
+  std::string name_;
+  std::string replay_name_;
+  std::uint64_t replays_{0};
+  std::uint64_t updates_{0};
+  std::uint64_t instantiations_{0};
+};
+
+/**
+ * @brief Captures the work issued to a stream into a CUDA graph (cudaStreamBeginCapture/End),
+ *        naming any unsafe call and the module that made it.
+ *
+ * Construction begins capture on `stream` (a start/end range `graph NAME (capture)` in the report
+ * while it lasts); end() ends it and instantiates (or updates) the graph. Not copyable, not
+ * movable. The destructor ends a capture that end() did not, and discards it.
+ *
+ * Unsafe during capture (and named, with the module path, where the CUPTI component sees the
+ * calls): synchronous calls (cudaMemcpy, cudaMemset, cudaDeviceSynchronize,
+ * cudaStreamSynchronize, cudaEventSynchronize, cudaEventQuery, cudaStreamQuery), allocation and
+ * freeing (cudaMalloc, cudaFree, cudaMallocHost, ...), work on the legacy default stream, a stream
+ * forked from the capture and not joined back before end(), and unsafe calls from another thread
+ * in global mode.
+ *
+ * @code
+ * nsightkit::GraphCapture capture{nsightkit::StreamView{s}, "decoder", {{}, nsightkit::GraphCheck::check}};
+ * decoder.forward(x, s);
+ * auto graph = capture.end();
+ * for (auto const& v : capture.violations()) std::printf("%s in %s\n", v.api.c_str(), v.module_path.c_str());
+ * @endcode
+ */
+class GraphCapture {
+ public:
+  /**
+   * @brief Begins capturing `stream`'s work.
+   * @param stream the stream to capture (not a default stream: CUDA cannot capture those)
+   * @param name names the graph in the report and in messages
+   * @param options mode and diagnostics
+   * @throws std::invalid_argument for a default stream; CudaError when capture cannot begin
+   */
+  GraphCapture(StreamView stream, std::string name, GraphOptions options = {})
+      : stream_{stream}, name_{std::move(name)}, options_{options} {
+    if (detail::graph::is_default_stream(stream.value())) {
+      throw std::invalid_argument{
+          "nsightkit::GraphCapture '" + name_ +
+          "': a default stream cannot be captured; use a stream of your own"};
+    }
+    if (options_.check != GraphCheck::off) {
+      track_module_paths();  // the module of an unsafe call comes from the thread's module stack
+      watch_ =
+          detail::graph::watch_begin(&current_module_path, options_.check == GraphCheck::check);
+    }
+    range_.emplace("graph " + name_ + " (capture)");
+    cudaStreamCaptureMode const mode = options_.check == GraphCheck::check
+                                           ? cudaStreamCaptureModeRelaxed
+                                           : detail::graph::cuda_mode(options_.mode);
+    cudaError_t const st = cudaStreamBeginCapture(stream_.value(), mode);
+    if (st != cudaSuccess) {
+      detail::graph::watch_end(watch_);
+      watch_ = nullptr;
+      range_.reset();
+      detail::graph::check(st, "cudaStreamBeginCapture", name_);
+    }
+    capturing_ = true;
+  }
+
+  GraphCapture(GraphCapture const&) = delete;
+  GraphCapture& operator=(GraphCapture const&) = delete;
+  GraphCapture(GraphCapture&&) = delete;
+  GraphCapture& operator=(GraphCapture&&) = delete;
+
+  /// Ends an unfinished capture and discards it (errors are swallowed: destructors do not throw).
+  ~GraphCapture() {
+    if (capturing_) {
+      cudaGraph_t g = nullptr;
+      (void)cudaStreamEndCapture(stream_.value(), &g);
+      detail::graph::destroy(nullptr, g);
+      (void)cudaGetLastError();
+    }
+    detail::graph::watch_end(watch_);
+  }
+
+  /**
+   * @brief Ends the capture and returns the instantiated graph.
+   * @throws GraphCaptureError when the capture failed (strict and off), or (check mode) never;
+   *         CudaError when instantiation fails.
+   */
+  CapturedGraph end() {
+    CapturedGraph g;
+    end(g);
+    return g;
+  }
+
+  /**
+   * @brief Ends the capture into `graph`: updated in place (cudaGraphExecUpdate) when it already
+   *        holds a graph of the same topology, else (re)instantiated.
+   * @throws as end().
+   */
+  void end(CapturedGraph& graph) {
+    if (!capturing_) throw std::logic_error{"nsightkit::GraphCapture::end: called twice"};
+    capturing_ = false;
+    cudaGraph_t captured = nullptr;
+    cudaError_t const st = cudaStreamEndCapture(stream_.value(), &captured);
+    range_.reset();
+    violations_ = detail::graph::watch_end(watch_);
+    watch_ = nullptr;
+    if (options_.check == GraphCheck::check) {
+      if (st != cudaSuccess || !violations_.empty()) {
+        detail::graph::destroy(nullptr, captured);
+        (void)cudaGetLastError();
+        if (st != cudaSuccess && violations_.empty()) {
+          violations_.push_back(detail::graph::from_status(st, "cudaStreamEndCapture"));
+        }
+        return;
+      }
+    } else if (st != cudaSuccess) {
+      detail::graph::destroy(nullptr, captured);
+      std::vector<GraphViolation> v = std::move(violations_);
+      violations_.clear();
+      std::string const what = detail::graph::failure_message(name_, st, v);
+      (void)cudaGetLastError();
+      throw GraphCaptureError{what, std::move(v)};
+    }
+    graph.adopt(captured, name_);
+  }
+
+  /// The unsafe calls seen (check mode: all of them; strict mode: those before CUDA refused).
+  [[nodiscard]] std::vector<GraphViolation> const& violations() const noexcept {
+    return violations_;
+  }
+
+ private:
+  StreamView stream_;
+  std::string name_;
+  GraphOptions options_;
+  std::optional<UniqueRange> range_;
+  detail::graph::Watch* watch_{nullptr};
+  std::vector<GraphViolation> violations_;
+  bool capturing_{false};
+};
+
+NSIGHTKIT_DETAIL_END_NAMESPACE

@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Per-path GPU work from nsightkit's report against Nsight Compute, for one captured step.
+
+  compare_cupti_ncu.py --report cupti.json [--events events.json] --ncu ncu.txt
+                       [--min-us 100] [--tolerance 0.02] [--markdown out.md]
+
+--report  the report's summary JSON of a run with gpu=cupti (gpu_work per path)
+--events  optionally the summary JSON of the same run with gpu=events (the CUDA-event span)
+--ncu     `ncu --nvtx --print-nvtx-rename none --metrics gpu__time_duration.sum` text output of
+          the same program and step: every kernel with its NVTX push/pop stack per domain
+
+Each ncu kernel counts for its innermost nsightkit-domain range path and every enclosing one
+(capture-window step ranges "step N" are not path components, as in the report). Per path: the
+report's kernel count against ncu's (must be equal), the report's summed kernel time and its GPU
+busy time against ncu's summed gpu__time_duration (within the tolerance for paths of at least
+--min-us), and the event span where given. Exit status 0 when counts are exact everywhere and
+times agree within the tolerance, 1 otherwise, 2 when the inputs cannot be read.
+"""
+import argparse
+import json
+import re
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+try:
+    import nsightkit_report  # the project's one reader of the summary JSON
+except ImportError:  # pragma: no cover - the reader is in tools/ of the same checkout
+    nsightkit_report = None
+
+UNITS = {"nsecond": 1.0, "ns": 1.0, "usecond": 1e3, "us": 1e3, "msecond": 1e6, "ms": 1e6,
+         "second": 1e9, "s": 1e9}
+KERNEL_LINE = re.compile(r"^\s*(\S.*?)\s+\(\d+, \d+, \d+\)x\(\d+, \d+, \d+\), Context \d+, Stream (\d+)")
+STACK_HEADER = re.compile(r"NVTX Push/Pop Stack for Thread (\d+)")
+STACK_ENTRY = re.compile(r"^\s*<(\d+),\s*(.*)>\s*$")
+METRIC = re.compile(r"gpu__time_duration\.sum\s+(\S+)\s+([0-9.,]+)")
+STEP = re.compile(r"^step \d+$")
+
+
+def load_rows(path):
+    """{path: raw row dict} of a summary's merged rows, read by the project's one reader."""
+    if nsightkit_report is not None:
+        try:
+            summary = nsightkit_report.read_summary(path)
+        except nsightkit_report.ReportError as e:
+            sys.exit(str(e))
+        return {p: row.raw for p, row in summary.by_path().items()}
+    doc = json.loads(Path(path).read_text())
+    if doc.get("format") != "nsightkit-report":
+        sys.exit(f"{path}: not an nsightkit report summary")
+    return {r["path"]: r for r in doc["paths"]}
+
+
+def parse_ncu_text(path):
+    """[(stack names in the nsightkit domain, duration ns, kernel name)] of every kernel."""
+    kernels = []
+    current = None
+    domain = None
+    for line in Path(path).read_text(errors="replace").splitlines():
+        m = KERNEL_LINE.match(line)
+        if m and "==PROF==" not in line:
+            if current is not None:
+                kernels.append(current)
+            current = {"name": m.group(1), "stack": {}, "ns": None}
+            domain = None
+            continue
+        if current is None:
+            continue
+        if STACK_HEADER.search(line):
+            domain = None
+            continue
+        e = STACK_ENTRY.match(line)
+        if e:
+            current["stack"].setdefault(domain or "<default domain>", []).append(
+                (int(e.group(1)), e.group(2).strip()))
+            continue
+        stripped = line.strip()
+        if stripped and not stripped.startswith(("Section", "---", "Metric", "gpu__", "RGB",
+                                                 "Category", "Payload", "NVTX")) and \
+                current["ns"] is None and not METRIC.search(line) and len(stripped.split()) == 1:
+            domain = stripped  # a domain name line inside the NVTX block
+            continue
+        mm = METRIC.search(line)
+        if mm:
+            unit = UNITS.get(mm.group(1).lower())
+            if unit is None:
+                sys.exit(f"{path}: unknown unit {mm.group(1)!r}")
+            current["ns"] = float(mm.group(2).replace(",", "")) * unit
+    if current is not None:
+        kernels.append(current)
+    out = []
+    for k in kernels:
+        if k["ns"] is None:
+            continue
+        entries = sorted(k["stack"].get("nsightkit", []))
+        names = [n for _, n in entries if not STEP.match(n)]
+        out.append((names, k["ns"], k["name"]))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--report", required=True)
+    ap.add_argument("--events")
+    ap.add_argument("--ncu", required=True)
+    ap.add_argument("--min-us", type=float, default=100.0)
+    ap.add_argument("--tolerance", type=float, default=0.02)
+    ap.add_argument("--markdown")
+    a = ap.parse_args()
+    report = load_rows(a.report)
+    events = load_rows(a.events) if a.events else {}
+    kernels = parse_ncu_text(a.ncu)
+    if not kernels:
+        print(f"{a.ncu}: no kernel with a gpu__time_duration.sum found", file=sys.stderr)
+        return 2
+    ncu = {}
+    outside = 0
+    for names, ns, _ in kernels:
+        if not names:
+            outside += 1
+        for i in range(1, len(names) + 1):
+            p = "/".join(names[:i])
+            c = ncu.setdefault(p, [0, 0.0])
+            c[0] += 1
+            c[1] += ns
+    lines = [f"ncu: {len(kernels)} kernels, {outside} outside any nsightkit range",
+             f"{'path':<48} {'kern rpt':>8} {'kern ncu':>8} {'ncu us':>10} {'sum%':>7} "
+             f"{'busy%':>7} {'events%':>8}"]
+    count_bad, compared, diffs_sum, diffs_busy, diffs_ev = 0, 0, [], [], []
+    for p in sorted(set(ncu) | {k for k, r in report.items() if (r.get("gpu_work") or {}).get("kernels")}):
+        n_k, n_ns = ncu.get(p, (0, 0.0))
+        w = (report.get(p) or {}).get("gpu_work") or {}
+        r_k = w.get("kernels", 0)
+        compared += 1
+        if r_k != n_k:
+            count_bad += 1
+        big = n_ns >= a.min_us * 1e3
+        rel = lambda v: (v - n_ns) / n_ns if n_ns else float("nan")
+        d_sum, d_busy = rel(w.get("kernel_ns", 0)), rel(w.get("busy_ns", 0))
+        ev = (events.get(p) or {}).get("gpu") or {}
+        d_ev = rel(ev.get("total_ns", 0)) if ev else float("nan")
+        if big:
+            diffs_sum.append(abs(d_sum))
+            diffs_busy.append(abs(d_busy))
+            if ev:
+                diffs_ev.append(abs(d_ev))
+        fmt = lambda d: f"{100 * d:+6.1f}%" if d == d else "      -"
+        flag = "" if r_k == n_k else "  <-- count"
+        lines.append(f"{p[:48]:<48} {r_k:>8} {n_k:>8} {n_ns / 1e3:>10.1f} {fmt(d_sum):>7} "
+                     f"{fmt(d_busy):>7} {fmt(d_ev):>8}{flag}")
+
+    def summary(name, d):
+        if not d:
+            return f"{name}: no path of at least {a.min_us:g} us"
+        within = sum(1 for x in d if x <= a.tolerance)
+        return (f"{name}: {within}/{len(d)} paths >= {a.min_us:g} us within "
+                f"{100 * a.tolerance:g}%, median |diff| {100 * statistics.median(d):.2f}%, "
+                f"max {100 * max(d):.2f}%")
+    lines += ["", f"kernel counts: {compared - count_bad} of {compared} paths exact, "
+              f"{count_bad} differ",
+              summary("CUPTI summed kernel time vs ncu", diffs_sum),
+              summary("CUPTI busy vs ncu", diffs_busy)]
+    if events:
+        lines.append(summary("events span vs ncu", diffs_ev))
+    text = "\n".join(lines)
+    print(text)
+    if a.markdown:
+        Path(a.markdown).write_text("```\n" + text + "\n```\n")
+    ok = count_bad == 0 and all(x <= a.tolerance for x in diffs_sum)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

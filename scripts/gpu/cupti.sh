@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The CUPTI GPU source on a GPU machine, against Nsight Compute. Builds nothing (run-all.sh, or
+# alone with OUT and NSIGHTKIT_GPU_BUILD set). Steps:
+#   1. test_cupti_gpu (exact counts, busy vs summed kernel time, cuBLAS, copies, graphs, threads);
+#   2. bench/run_cupti_benchmarks.sh: cost per launch of CUPTI collection and of nsightkit's;
+#   3. for resnet_training (one training step) and detr_inference (one iteration), each captured
+#      by the capture window: the report with gpu=cupti and with gpu=events (summary JSON/CSV),
+#      then `ncu --nvtx` of the same captured step (text, per-kernel NVTX stacks, and CSV);
+#      scripts/gpu/compare_cupti_ncu.py compares kernel counts and times per path.
+# Files in $OUT/cupti: summary.txt, one log per step, *.json/*.csv reports, ncu-*.txt/csv.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+gpu_init cupti
+dir=$LOG_DIR
+
+# ---- 1. the GPU test ----
+step --tail 15 test_cupti_gpu "$build/tests/test_cupti_gpu"
+
+# ---- 2. cost per launch ----
+step --tail 12 bench_cupti bash "$root/bench/run_cupti_benchmarks.sh" "$build" "$dir/bench_cupti"
+
+# ---- 3. per path against Nsight Compute ----
+resnet="$build/examples/resnet_training/resnet_training"
+detr="$build/examples/detr_inference/detr_inference"
+resnet_args=(--device cuda --steps 8 --warmup 2 --batch "${RESNET_BATCH:-64}" --image-size 64
+  --workers 2 --decode-us 0)
+detr_args=(--device cuda --warmup 2 --iterations 1 --quiet)
+ncu_args=(--clock-control none --cache-control none --profile-from-start off --nvtx
+  --metrics gpu__time_duration.sum)
+for app in resnet detr; do
+  if [ "$app" = resnet ]; then
+    exe=$resnet
+    args=("${resnet_args[@]}")
+    capture="wait=5,active=1"
+  else
+    exe=$detr
+    args=("${detr_args[@]}")
+    capture=""
+  fi
+  if [ ! -x "$exe" ]; then
+    fail "$exe not built"
+    continue
+  fi
+  for src in cupti events; do
+    step --tail 4 "$app-$src" env ${capture:+NSIGHTKIT_CAPTURE=$capture} "$exe" "${args[@]}" \
+      --report "captured,table=$dir/$app-$src.txt,json=$dir/$app-$src.json,csv=$dir/$app-$src.csv,gpu=$src"
+  done
+  if command -v ncu >/dev/null; then
+    step --tail 3 --timeout 400 "$app-ncu-text" env ${capture:+NSIGHTKIT_CAPTURE=$capture} \
+      ncu "${ncu_args[@]}" --print-nvtx-rename none "$exe" "${args[@]}" --report off
+    cp "$dir/$app-ncu-text.log" "$dir/ncu-$app.txt"
+    step --tail 3 --timeout 400 "$app-ncu-csv" env ${capture:+NSIGHTKIT_CAPTURE=$capture} \
+      ncu "${ncu_args[@]}" --csv --print-nvtx-rename kernel "$exe" "${args[@]}" --report off
+    cp "$dir/$app-ncu-csv.log" "$dir/ncu-$app.csv"
+    if [ -f "$root/scripts/gpu/compare_cupti_ncu.py" ]; then
+      step --tail 40 "$app-compare" python3 "$root/scripts/gpu/compare_cupti_ncu.py" \
+        --report "$dir/$app-cupti.json" --events "$dir/$app-events.json" --ncu "$dir/ncu-$app.txt"
+    fi
+  else
+    fail "ncu not found"
+  fi
+done
+gpu_finish
