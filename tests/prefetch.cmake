@@ -1,5 +1,5 @@
-# Stream prefetcher (include/nsightkit/prefetch.hpp, detail/prefetch_*.hpp).
-# CPU: the ordering rules of detail::PrefetchCore against a fake GPU (exact operations per batch
+# Stream prefetcher (include/nsightkit/prefetch.hpp, detail/prefetch/*.hpp).
+# CPU: the ordering rules of detail::prefetch::Core against a fake GPU (exact operations per batch
 # for depths 1-4, no host wait in the steady state, ends, faults, no allocation per batch, NVTX
 # through the Recorder), the public type's argument checks and its CudaError without a driver.
 # GPU (label gpu): real batches verified by a kernel on the compute stream, random source delays,

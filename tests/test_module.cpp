@@ -578,8 +578,8 @@ TEST_CASE("handles: RAII removal, explicit remove, move, release, empty") {
 #if NSIGHTKIT_ENABLED
   // The released hook died with its instance: no instance hook is left installed anywhere, so
   // Hooked calls are back on the fast path (the process-wide count is exact).
-  CHECK(nsk::detail::module_registry().instance_hooks.load() == 0);
-  CHECK(nsk::detail::module_registry().global.count() == 0);
+  CHECK(nsk::detail::module::registry().instance_hooks.load() == 0);
+  CHECK(nsk::detail::module::registry().global.count() == 0);
 #endif
 }
 

@@ -109,7 +109,7 @@ class StderrCapture {
 
 bool reported_before() {
 #if NSIGHTKIT_ENABLED
-  return nsk::detail::module_registry().out_of_memory_reported.load();
+  return nsk::detail::module::registry().out_of_memory_reported.load();
 #else
   return true;
 #endif
@@ -171,7 +171,7 @@ TEST_CASE("no memory for a path's text: the node is kept, the text is built on a
   nsk::ModuleScope child{"oom_child"};
   {
     // Nodes are larger than a PathNode; the text "oom_parent/oom_child" is not.
-    FailNothrow fail{0, sizeof(nsk::detail::PathNode)};
+    FailNothrow fail{0, sizeof(nsk::detail::module::PathNode)};
     CHECK(nsk::current_module_path().empty());
   }
   CHECK(nsk::current_module_path() == "oom_parent/oom_child");
@@ -221,11 +221,11 @@ TEST_CASE("the path table cannot grow: nodes fill it up to one free slot, then g
   // Up to the point where the next new path makes the table grow (it stays at most half full).
   int filled = 0;
   scope("fill" + std::to_string(filled++));  // the table exists from the first path on
-  for (auto s = nsk::detail::path_table_stats(); 2 * (s.nodes + 1) <= s.slots;
-       s = nsk::detail::path_table_stats()) {
+  for (auto s = nsk::detail::module::path_table_stats(); 2 * (s.nodes + 1) <= s.slots;
+       s = nsk::detail::module::path_table_stats()) {
     scope("fill" + std::to_string(filled++));
   }
-  auto const full = nsk::detail::path_table_stats();
+  auto const full = nsk::detail::module::path_table_stats();
   REQUIRE(full.slots >= 64u);
   long const calls_before = calls;
   bool const before = reported_before();
@@ -240,17 +240,17 @@ TEST_CASE("the path table cannot grow: nodes fill it up to one free slot, then g
   std::string const messages = err.text();
   CHECK(calls - calls_before == long(room));
   CHECK(wrong == 0);
-  CHECK(nsk::detail::path_table_stats().slots == full.slots);
-  CHECK(nsk::detail::path_table_stats().nodes == full.slots - 1);
+  CHECK(nsk::detail::module::path_table_stats().slots == full.slots);
+  CHECK(nsk::detail::module::path_table_stats().nodes == full.slots - 1);
   if (!before) CHECK(count_of(messages, oom_message) == 1u);
   // Memory is back: the table grows, and every path made before is found again.
   scope("no_room");
   CHECK(calls - calls_before == long(room) + 1);
-  CHECK(nsk::detail::path_table_stats().slots > full.slots);
-  auto const nodes = nsk::detail::path_table_stats().nodes;
+  CHECK(nsk::detail::module::path_table_stats().slots > full.slots);
+  auto const nodes = nsk::detail::module::path_table_stats().nodes;
   for (int i = 0; i < filled; ++i) scope("fill" + std::to_string(i));
   for (std::size_t i = 0; i < room; ++i) scope("room" + std::to_string(i));
-  CHECK(nsk::detail::path_table_stats().nodes == nodes);  // all found, none added
+  CHECK(nsk::detail::module::path_table_stats().nodes == nodes);  // all found, none added
   CHECK(wrong == 0);
 }
 #endif

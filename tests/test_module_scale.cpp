@@ -118,7 +118,7 @@ struct SinkScope {
   ~SinkScope() { nsk::detail::remove_sink(&sink); }
 };
 
-nsk::detail::PathTableStats stats() { return nsk::detail::path_table_stats(); }
+nsk::detail::module::PathTableStats stats() { return nsk::detail::module::path_table_stats(); }
 #endif
 
 /// A recursive module: `levels` nested scopes named `name`; current_module_path() is read at
@@ -160,7 +160,7 @@ TEST_CASE("10^5 nested module scopes: bounded paths, balanced ranges, hooks up t
 #if NSIGHTKIT_ENABLED
   SinkScope observer;
   auto const before = stats();
-  bool const reported_before = nsk::detail::module_registry().depth_limit_reported.load();
+  bool const reported_before = nsk::detail::module::registry().depth_limit_reported.load();
 #endif
   long pre_calls = 0;
   long post_calls = 0;
@@ -216,7 +216,7 @@ TEST_CASE("10^5 nested module scopes: bounded paths, balanced ranges, hooks up t
     CHECK(count_of(messages, "nested deeper than 1024 levels (nsightkit::max_module_depth)") == 1u);
   }
   CHECK(count_of(messages, "nested deeper than") <= 1u);
-  CHECK(nsk::detail::module_registry().depth_limit_reported.load());
+  CHECK(nsk::detail::module::registry().depth_limit_reported.load());
 #endif
 }
 

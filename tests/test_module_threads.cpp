@@ -270,7 +270,7 @@ TEST_CASE("module domain switched while threads run: every scope pops where it p
 TEST_CASE("threads creating and reading paths at once: one node and one path string per path") {
   REQUIRE(Recorder::installed());
 #if NSIGHTKIT_ENABLED
-  auto const nodes_before = nsk::detail::path_table_stats().nodes;
+  auto const nodes_before = nsk::detail::module::path_table_stats().nodes;
 #endif
   // Every thread walks the same 300 names (creation races on the same keys) and its own names
   // (the table grows while the others probe it); hooks and current_module_path() read the
@@ -320,7 +320,7 @@ TEST_CASE("threads creating and reading paths at once: one node and one path str
     CHECK(addresses.size() == 1u);
   }
 #if NSIGHTKIT_ENABLED
-  CHECK(nsk::detail::path_table_stats().nodes - nodes_before ==
+  CHECK(nsk::detail::module::path_table_stats().nodes - nodes_before ==
         std::size_t{1 + shared + shared * threads});
 #endif
 }

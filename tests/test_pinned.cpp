@@ -1,10 +1,10 @@
 // Pinned memory on the CPU: the pool's rules (size classes, statistics, stream-ordered reuse,
-// cap, release, misuse detection, threads) through detail::PinnedPoolCore with a fake backend
+// cap, release, misuse detection, threads) through detail::pinned::PoolCore with a fake backend
 // whose events the test completes by hand; the public types' contracts; and the clear CudaError
 // at first use where no driver or GPU exists (on a GPU machine the same tests check success).
 #include "support.hpp"
 
-#include <nsightkit/detail/pinned_pool_core.hpp>
+#include <nsightkit/detail/pinned/pool_core.hpp>
 #include <nsightkit/pinned.hpp>
 #include <nsightkit/stream.hpp>
 
@@ -137,17 +137,19 @@ struct FakeBackend {
     r.destroyed = true;
   }
 
-  nsightkit::detail::RecordStatus record(Event e, int stream) noexcept {
+  nsightkit::detail::pinned::RecordStatus record(Event e, int stream) noexcept {
     std::lock_guard<std::mutex> lock{state->mutex};
     auto& r = state->events.at(e.id);
     if (r.destroyed) state->errors.emplace_back("record of a destroyed event");
     if (r.device != device_of(stream))
       state->errors.emplace_back("event recorded on another device's stream");
-    if (state->capturing.count(stream) != 0) return nsightkit::detail::RecordStatus::capturing;
-    if (state->record_fails.count(stream) != 0) return nsightkit::detail::RecordStatus::failed;
+    if (state->capturing.count(stream) != 0)
+      return nsightkit::detail::pinned::RecordStatus::capturing;
+    if (state->record_fails.count(stream) != 0)
+      return nsightkit::detail::pinned::RecordStatus::failed;
     r.stream = stream;
     r.ticket = ++state->recorded[stream];
-    return nsightkit::detail::RecordStatus::recorded;
+    return nsightkit::detail::pinned::RecordStatus::recorded;
   }
 
   bool completed(Event e) {
@@ -177,7 +179,7 @@ struct FakeBackend {
   }
 };
 
-using FakePool = nsightkit::detail::PinnedPoolCore<FakeBackend>;
+using FakePool = nsightkit::detail::pinned::PoolCore<FakeBackend>;
 
 }  // namespace nsk_test
 
@@ -187,8 +189,8 @@ using nsightkit::PinnedMemoryResource;
 using nsightkit::PinnedPoolOptions;
 using nsightkit::StreamView;
 using nsightkit::detail::ByteSize;
-using nsightkit::detail::pinned_size_class;
-using nsightkit::detail::PoolStatus;
+using nsightkit::detail::pinned::PoolStatus;
+using nsightkit::detail::pinned::size_class;
 using nsightkit::testing::Recorder;
 using nsk_test::expect;
 using nsk_test::FakePool;
@@ -225,18 +227,18 @@ void record_misuse(char const* message) { misuse_messages().emplace_back(message
 // ---- size classes -----------------------------------------------------------------------------
 
 TEST_CASE("size classes: a page at least, four classes per power of two, powers of two exact") {
-  CHECK(pinned_size_class(0) == 0);
-  CHECK(pinned_size_class(1) == 4 * KiB);
-  CHECK(pinned_size_class(4 * KiB) == 4 * KiB);
-  CHECK(pinned_size_class(4 * KiB + 1) == 5 * KiB);
-  CHECK(pinned_size_class(6 * KiB - 1) == 6 * KiB);
-  CHECK(pinned_size_class(7 * KiB + 1) == 8 * KiB);
-  CHECK(pinned_size_class(8 * KiB + 1) == 10 * KiB);
-  CHECK(pinned_size_class(1 * MiB) == 1 * MiB);
-  CHECK(pinned_size_class(1 * MiB + 1) == 1 * MiB + 256 * KiB);
-  CHECK(pinned_size_class(1 * MiB + 300 * KiB) == 1 * MiB + 512 * KiB);
-  CHECK(pinned_size_class(64 * MiB) == 64 * MiB);
-  CHECK(pinned_size_class(100 * MiB) == 112 * MiB);
+  CHECK(size_class(0) == 0);
+  CHECK(size_class(1) == 4 * KiB);
+  CHECK(size_class(4 * KiB) == 4 * KiB);
+  CHECK(size_class(4 * KiB + 1) == 5 * KiB);
+  CHECK(size_class(6 * KiB - 1) == 6 * KiB);
+  CHECK(size_class(7 * KiB + 1) == 8 * KiB);
+  CHECK(size_class(8 * KiB + 1) == 10 * KiB);
+  CHECK(size_class(1 * MiB) == 1 * MiB);
+  CHECK(size_class(1 * MiB + 1) == 1 * MiB + 256 * KiB);
+  CHECK(size_class(1 * MiB + 300 * KiB) == 1 * MiB + 512 * KiB);
+  CHECK(size_class(64 * MiB) == 64 * MiB);
+  CHECK(size_class(100 * MiB) == 112 * MiB);
   CHECK(PinnedMemoryPool::block_size(100 * MiB) == 112 * MiB);
   CHECK(PinnedMemoryPool::block_size(std::numeric_limits<std::size_t>::max()) == 0);
 }
@@ -249,13 +251,13 @@ TEST_CASE("size classes: never smaller than the request, at most 25% larger, mon
   for (int i = 0; i < 20000; ++i) {
     std::size_t const base = std::size_t{1} << shift(rng);
     std::size_t const bytes = base + (rng() % base);
-    std::size_t const c = pinned_size_class(bytes);
+    std::size_t const c = size_class(bytes);
     INFO("bytes " << bytes << " class " << c);
     REQUIRE(c >= bytes);
     REQUIRE(c % 1024 == 0);
     if (bytes > 4 * KiB) REQUIRE((c - bytes) * 4 < c);
     // Same class for every request between a class boundary and the class.
-    REQUIRE(pinned_size_class(c) == c);
+    REQUIRE(size_class(c) == c);
     if (bytes >= previous_request) REQUIRE(c >= previous_class);
     previous_request = bytes;
     previous_class = c;
@@ -627,8 +629,8 @@ TEST_CASE("misuse is detected: foreign pointer, double free, wrong size, record 
   CHECK(s.bytes_in_use == 0);
   CHECK(s.events_created == 0);
   CHECK(fake.error_list().empty());
-  CHECK(std::string{nsightkit::detail::describe(PoolStatus::double_free)}.find("double free") !=
-        std::string::npos);
+  CHECK(std::string{nsightkit::detail::pinned::describe(PoolStatus::double_free)}.find(
+            "double free") != std::string::npos);
 }
 
 TEST_CASE("out of memory: cached idle blocks are released and the allocation retried once") {

@@ -1,4 +1,4 @@
-// The stream prefetcher on the CPU. Its ordering rules live in detail::PrefetchCore, tested here
+// The stream prefetcher on the CPU. Its ordering rules live in detail::prefetch::Core, tested here
 // against a fake GPU: every stream is a queue of operations (event records, event waits, work)
 // that the test executes when and in which order it wants — eagerly, lagging a given number of
 // batches behind the host, or at random. Work the test queues checks what a real GPU would
@@ -11,7 +11,7 @@
 // StreamPrefetcher's argument checks and its clear CudaError where no driver exists.
 #include "support.hpp"
 
-#include <nsightkit/detail/prefetch_core.hpp>
+#include <nsightkit/detail/prefetch/core.hpp>
 #include <nsightkit/prefetch.hpp>
 
 #include <algorithm>
@@ -194,7 +194,7 @@ struct FakeGpu {
   void push(int s, Op op) { queues[s].push_back(std::move(op)); }
 };
 
-// The Backend of PrefetchCore over the fake GPU; every call is logged.
+// The Backend of prefetch::Core over the fake GPU; every call is logged.
 struct FakeBackend {
   using Stream = int;
   using Event = int;
@@ -314,7 +314,7 @@ class FakeSlot {
   std::unique_ptr<SlotData> data_;
 };
 
-using Core = nsightkit::detail::PrefetchCore<FakeBackend, FakeHost, FakeSlot>;
+using Core = nsightkit::detail::prefetch::Core<FakeBackend, FakeHost, FakeSlot>;
 
 struct SourceError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -893,7 +893,7 @@ TEST_CASE("no allocation per batch in the steady state") {
   }
   long next = 0;
   long sum = 0;
-  nsightkit::detail::PrefetchCore<NullBackend, long, long> core{
+  nsightkit::detail::prefetch::Core<NullBackend, long, long> core{
       [&]() -> std::optional<long> {
         if (next == 2000) return std::nullopt;
         return next++;

@@ -76,8 +76,8 @@
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
-#include <nsightkit/detail/capture_parse.hpp>
-#include <nsightkit/detail/capture_registry.hpp>
+#include <nsightkit/detail/capture/registry.hpp>
+#include <nsightkit/detail/capture/schedule_parse.hpp>
 #include <nsightkit/detail/capture_state.hpp>
 #include <nsightkit/detail/cuda_driver.hpp>
 #include <nsightkit/range.hpp>
@@ -206,8 +206,8 @@ struct CaptureSchedule {
    */
   [[nodiscard]] static std::optional<CaptureSchedule> parse(std::string_view text,
                                                             std::string* error = nullptr) {
-    detail::ParsedSchedule p;
-    std::string err = detail::parse_schedule_text(text, p);
+    detail::capture::ParsedSchedule p;
+    std::string err = detail::capture::parse_schedule_text(text, p);
     CaptureSchedule s{p.wait, p.warmup, p.active, p.repeat, p.skip_first};
     if (err.empty()) err = s.validation_error();
     if (!err.empty()) {
@@ -312,9 +312,9 @@ inline std::string describe_driver_failure(char const* call, int status) {
 class CudaDriverProfiler final : public ProfilerBackend {
  public:
   std::string start() override {
-    std::lock_guard<std::mutex> lock{capture_registry.profiler_mutex};
-    if (capture_registry.profiler_starts > 0) {
-      ++capture_registry.profiler_starts;  // already running for another window
+    std::lock_guard<std::mutex> lock{capture::registry.profiler_mutex};
+    if (capture::registry.profiler_starts > 0) {
+      ++capture::registry.profiler_starts;  // already running for another window
       return {};
     }
     cuda_driver::Api const& a = cuda_driver::api();
@@ -326,7 +326,7 @@ class CudaDriverProfiler final : public ProfilerBackend {
     if (st != cuda_driver::success) return describe_driver_failure(call, st);
     st = a.profiler_start();
     if (st != cuda_driver::success) return describe_driver_failure("cuProfilerStart()", st);
-    capture_registry.profiler_starts = 1;
+    capture::registry.profiler_starts = 1;
     return {};
   }
 
@@ -345,12 +345,12 @@ class CudaDriverProfiler final : public ProfilerBackend {
   }
 
   std::string stop() override {
-    std::lock_guard<std::mutex> lock{capture_registry.profiler_mutex};
-    if (capture_registry.profiler_starts <= 0) {
+    std::lock_guard<std::mutex> lock{capture::registry.profiler_mutex};
+    if (capture::registry.profiler_starts <= 0) {
       return "cuProfilerStop() skipped: no cuProfilerStart() to match";
     }
-    if (--capture_registry.profiler_starts > 0) return {};  // another window still captures
-    cuda_driver::Api const& a = cuda_driver::api();         // usable: a start succeeded
+    if (--capture::registry.profiler_starts > 0) return {};  // another window still captures
+    cuda_driver::Api const& a = cuda_driver::api();          // usable: a start succeeded
     if (a.profiler_stop == nullptr) return "the CUDA driver has no cuProfilerStop()";
     char const* call = "";
     int st = cuda_driver::ensure_context(call);
@@ -813,7 +813,7 @@ class CaptureWindow {
   void start_capture(std::int64_t first) noexcept {
     Edge edge;
     {
-      std::lock_guard<std::mutex> lock{detail::capture_registry.mutex};
+      std::lock_guard<std::mutex> lock{detail::capture::registry.mutex};
       if (closed_.load(std::memory_order_acquire) || capturing_.load(std::memory_order_acquire)) {
         return;
       }
@@ -830,8 +830,8 @@ class CaptureWindow {
       capturing_.store(true, std::memory_order_release);
       edge.first_active =
           detail::capture_state.active_windows.fetch_add(1, std::memory_order_acq_rel) == 0;
-      detail::capture_link(link_);
-      detail::capture_install_exit_handler();
+      detail::capture::link(link_);
+      detail::capture::install_exit_handler();
       std::int64_t const last = first > std::numeric_limits<std::int64_t>::max() - schedule_.active
                                     ? std::numeric_limits<std::int64_t>::max()
                                     : first + schedule_.active - 1;
@@ -844,7 +844,7 @@ class CaptureWindow {
   void stop_capture(std::int64_t last, bool complete) noexcept {
     Edge edge;
     {
-      std::lock_guard<std::mutex> lock{detail::capture_registry.mutex};
+      std::lock_guard<std::mutex> lock{detail::capture::registry.mutex};
       if (!capturing_.load(std::memory_order_acquire)) return;
       bool failed = false;
       if (options_.synchronize_before_stop && profiler_ != nullptr) {
@@ -866,7 +866,7 @@ class CaptureWindow {
       capturing_.store(false, std::memory_order_release);
       edge.last_active =
           detail::capture_state.active_windows.fetch_sub(1, std::memory_order_acq_rel) == 1;
-      detail::capture_unlink(link_);
+      detail::capture::unlink(link_);
       edge.event = CaptureEvent{window_first_, last < window_first_ ? window_first_ : last,
                                 schedule_.cycle_of(window_first_), complete};
       edge.stopped = true;
@@ -919,7 +919,7 @@ class CaptureWindow {
   std::optional<UniqueRange> nvtx_window_{};  // engaged while the NVTX window range is open
   std::vector<CaptureCallback> on_start_{};
   std::vector<CaptureCallback> on_stop_{};
-  detail::CaptureLink link_{};
+  detail::capture::Link link_{};
 #endif
 };
 

@@ -81,7 +81,7 @@
 #include <utility>
 
 #if NSIGHTKIT_ENABLED
-#include <nsightkit/detail/module_registry.hpp>
+#include <nsightkit/detail/module/registry.hpp>
 #include <nsightkit/detail/thread.hpp>
 #endif
 
@@ -139,10 +139,12 @@ using ModuleHook = std::function<void(ModuleInfo const&)>;
 #endif
 
 namespace detail {
+namespace module {
 class HookSet;
 #if NSIGHTKIT_ENABLED
 struct HookEntry;
 #endif
+}  // namespace module
 /// Tag of ModuleScope's internal constructor (used by Hooked and instrument).
 struct ModuleCall {};
 }  // namespace detail
@@ -205,7 +207,7 @@ class [[nodiscard]] HookHandle {
   /// Removes the hook now and waits until no other thread runs it. Idempotent.
   void remove() noexcept {
 #if NSIGHTKIT_ENABLED
-    if (entry_ && set_) detail::remove_hook(*set_, entry_);
+    if (entry_ && set_) detail::module::remove_hook(*set_, entry_);
     entry_.reset();
     set_.reset();
 #endif
@@ -233,13 +235,13 @@ class [[nodiscard]] HookHandle {
 
 #if NSIGHTKIT_ENABLED
   /// Internal: used by the add_*_hook functions.
-  HookHandle(std::shared_ptr<detail::HookEntry> entry,
-             std::shared_ptr<detail::HookSet> set) noexcept
+  HookHandle(std::shared_ptr<detail::module::HookEntry> entry,
+             std::shared_ptr<detail::module::HookSet> set) noexcept
       : entry_{std::move(entry)}, set_{std::move(set)} {}
 
  private:
-  std::shared_ptr<detail::HookEntry> entry_;
-  std::shared_ptr<detail::HookSet> set_;
+  std::shared_ptr<detail::module::HookEntry> entry_;
+  std::shared_ptr<detail::module::HookSet> set_;
 #endif
 };
 
@@ -256,12 +258,13 @@ inline ModuleHook make_hook(F&& fn, char const* who) {
 }
 
 #if NSIGHTKIT_ENABLED
-inline HookHandle add_hook(std::shared_ptr<HookSet> set, ModuleHook fn, bool post) {
-  auto e = std::make_shared<HookEntry>();
+inline HookHandle add_hook(std::shared_ptr<module::HookSet> set, ModuleHook fn, bool post) {
+  auto e = std::make_shared<detail::module::HookEntry>();
   e->fn = std::move(fn);
-  ModuleRegistry& reg = module_registry();
+  detail::module::Registry& reg = detail::module::registry();
   bool const instance = set.get() != &reg.global;
-  start_tracking();  // hooks need paths: module scopes keep the per-thread stack from now on
+  detail::module::
+      start_tracking();  // hooks need paths: module scopes keep the per-thread stack from now on
   // Counted before the set holds it, so a scope that sees the hook also sees the count.
   if (instance) reg.instance_hooks.fetch_add(1, std::memory_order_relaxed);
 #if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
@@ -278,8 +281,9 @@ inline HookHandle add_hook(std::shared_ptr<HookSet> set, ModuleHook fn, bool pos
 }
 
 /// The global hook set as a non-owning shared_ptr (the registry is never destroyed).
-inline std::shared_ptr<HookSet> global_hook_set() noexcept {
-  return std::shared_ptr<HookSet>(std::shared_ptr<HookSet>{}, &module_registry().global);
+inline std::shared_ptr<module::HookSet> global_hook_set() noexcept {
+  return std::shared_ptr<module::HookSet>(std::shared_ptr<module::HookSet>{},
+                                          &detail::module::registry().global);
 }
 
 #endif
@@ -299,7 +303,7 @@ inline std::shared_ptr<HookSet> global_hook_set() noexcept {
 inline constexpr int max_module_depth = 1024;
 
 #if NSIGHTKIT_ENABLED
-static_assert(max_module_depth == detail::module_depth_limit, "one limit, two spellings");
+static_assert(max_module_depth == detail::module::depth_limit, "one limit, two spellings");
 
 namespace detail {
 
@@ -455,7 +459,8 @@ class ModuleScope {
 
   /// Internal (Hooked, instrument): with a Hooked instance's hooks and the module object.
   NSIGHTKIT_DETAIL_MODULE_HOT ModuleScope(detail::ModuleCall, char const* name,
-                                          detail::HookSet* hooks, void const* module) noexcept {
+                                          detail::module::HookSet* hooks,
+                                          void const* module) noexcept {
 #if NSIGHTKIT_ENABLED
     begin(name, hooks, module);
 #else
@@ -484,12 +489,12 @@ class ModuleScope {
   // wherever a ScopedRange would go: to a tool that handles pushes in this binary (NVTX's push
   // pointer is per binary, not per domain, so the global domain's check answers for every
   // domain) and to nsightkit's sinks.
-  NSIGHTKIT_DETAIL_MODULE_HOT void begin(char const* name, detail::HookSet* hooks,
+  NSIGHTKIT_DETAIL_MODULE_HOT void begin(char const* name, detail::module::HookSet* hooks,
                                          void const* module) noexcept {
     bool const listening = detail::nvtx_listening<GlobalDomain>() || detail::sinks_active();
-    unsigned const mode = detail::module_registry().mode.load(std::memory_order_relaxed);
-    bool const ranges = listening && (mode & detail::mode_ranges) != 0;
-    tracked_ = ranges || (mode & detail::mode_tracking) != 0;
+    unsigned const mode = detail::module::registry().mode.load(std::memory_order_relaxed);
+    bool const ranges = listening && (mode & detail::module::mode_ranges) != 0;
+    tracked_ = ranges || (mode & detail::module::mode_tracking) != 0;
     if (tracked_) enter(name, hooks, module, ranges, mode);
   }
 
@@ -498,13 +503,13 @@ class ModuleScope {
   NSIGHTKIT_DETAIL_MODULE_HOT void begin_formatted(fmt::string_view format,
                                                    Args&... args) noexcept {
     bool const listening = detail::nvtx_listening<GlobalDomain>() || detail::sinks_active();
-    unsigned const mode = detail::module_registry().mode.load(std::memory_order_relaxed);
-    bool const ranges = listening && (mode & detail::mode_ranges) != 0;
-    tracked_ = ranges || (mode & detail::mode_tracking) != 0;
+    unsigned const mode = detail::module::registry().mode.load(std::memory_order_relaxed);
+    bool const ranges = listening && (mode & detail::module::mode_ranges) != 0;
+    tracked_ = ranges || (mode & detail::module::mode_tracking) != 0;
     if (tracked_) enter_formatted(ranges, mode, format, args...);
   }
 
-  NSIGHTKIT_DETAIL_MODULE_COLD void enter(char const* name, detail::HookSet* hooks,
+  NSIGHTKIT_DETAIL_MODULE_COLD void enter(char const* name, detail::module::HookSet* hooks,
                                           void const* module, bool ranges, unsigned mode) noexcept {
     enter_body(detail::ModuleName{name != nullptr ? name : "", std::string_view::npos, nullptr},
                hooks, module, ranges, mode);
@@ -518,34 +523,34 @@ class ModuleScope {
   }
 
   NSIGHTKIT_DETAIL_MODULE_HOT void enter_body(detail::ModuleName const& name,
-                                              detail::HookSet* hooks, void const* module,
+                                              detail::module::HookSet* hooks, void const* module,
                                               bool ranges, unsigned mode) noexcept {
     // A tool or sink listens: keep paths from now on, this scope included.
-    if ((mode & detail::mode_tracking) == 0) detail::start_tracking();
+    if ((mode & detail::module::mode_tracking) == 0) detail::module::start_tracking();
     owned_ = name.owned;
     frame_.name = name.text;
     frame_.node = nullptr;
-    frame_.parent = detail::current_module_frame;
-    detail::current_module_frame = &frame_;
+    frame_.parent = detail::module::current_frame;
+    detail::module::current_frame = &frame_;
     ops_ = nullptr;
     observed_ = false;
     if (ranges) {
-      ops_ = detail::module_registry().domain.load(std::memory_order_acquire);
+      ops_ = detail::module::registry().domain.load(std::memory_order_acquire);
       ::new (static_cast<void*>(&emitted_)) detail::Emitted(
           name.size == std::string_view::npos ? ops_->push(name.text)
                                               : ops_->push_text(name.text, name.size));
     }
     // Instance hooks are looked up only while some instance has one.
-    detail::ModuleRegistry const& reg = detail::module_registry();
+    detail::module::Registry const& reg = detail::module::registry();
     bool const hooked =
         reg.global.count() != 0 || (reg.instance_hooks.load(std::memory_order_relaxed) != 0 &&
                                     hooks != nullptr && hooks->count() != 0);
-    if (!hooked || detail::running_hooks.depth != 0) return;
-    detail::PathNode const* node = detail::resolve(&frame_);
+    if (!hooked || detail::module::running_hooks.depth != 0) return;
+    detail::module::PathNode const* node = detail::module::resolve(&frame_);
     // Out of memory for the node or its path, or nested beyond the depth limit (no path of its
     // own): no hooks for this call.
-    if (node == nullptr || detail::beyond_depth_limit(frame_, *node)) return;
-    char const* const path = detail::node_path(*node);
+    if (node == nullptr || detail::module::beyond_depth_limit(frame_, *node)) return;
+    char const* const path = detail::module::node_path(*node);
     if (path == nullptr) return;
     calls_ = node->calls.fetch_add(1, std::memory_order_relaxed) + 1;
     hooks_ = hooks;
@@ -553,31 +558,32 @@ class ModuleScope {
     uncaught_ = std::uncaught_exceptions();
     observed_ = true;
     ModuleInfo const info = make_info(*node, path, false);
-    detail::run_hooks(detail::global_hooks_snapshot(), false, info);
+    detail::module::run_hooks(detail::module::global_hooks_snapshot(), false, info);
     if (hooks_ != nullptr && hooks_->count() != 0) {
       auto const list = hooks_->snapshot();
-      detail::run_hooks(list.get(), false, info);
+      detail::module::run_hooks(list.get(), false, info);
     }
   }
 
   NSIGHTKIT_DETAIL_MODULE_COLD void leave() noexcept {
     if (observed_) {
-      detail::PathNode const& node = *frame_.node;
+      detail::module::PathNode const& node = *frame_.node;
       ModuleInfo const info = make_info(node, node.path.load(std::memory_order_acquire),
                                         std::uncaught_exceptions() > uncaught_);
-      detail::run_hooks(detail::global_hooks_snapshot(), true, info);
+      detail::module::run_hooks(detail::module::global_hooks_snapshot(), true, info);
       if (hooks_ != nullptr && hooks_->count() != 0) {
         auto const list = hooks_->snapshot();
-        detail::run_hooks(list.get(), true, info);
+        detail::module::run_hooks(list.get(), true, info);
       }
     }
     if (ops_ != nullptr) ops_->pop(emitted_);
-    detail::current_module_frame = frame_.parent;
+    detail::module::current_frame = frame_.parent;
     if (owned_ != nullptr) delete[] owned_;
   }
 
   /// The info of a node whose path is built (`path`: enter() checked).
-  NSIGHTKIT_DETAIL_MODULE_HOT ModuleInfo make_info(detail::PathNode const& node, char const* path,
+  NSIGHTKIT_DETAIL_MODULE_HOT ModuleInfo make_info(detail::module::PathNode const& node,
+                                                   char const* path,
                                                    bool unwinding) const noexcept {
     ModuleInfo info;
     info.name = std::string_view{node.name(), node.name_size};
@@ -593,13 +599,13 @@ class ModuleScope {
 
   bool tracked_;  // the only member the common path writes
   // The rest is written only by enter(), when tracked_ (not even zero-initialised otherwise).
-  bool observed_;                       // hooks ran: post hooks will
-  detail::ModuleDomainOps const* ops_;  // non-null: a range was pushed
-  detail::ModuleFrame frame_;
+  bool observed_;                         // hooks ran: post hooks will
+  detail::module::DomainOps const* ops_;  // non-null: a range was pushed
+  detail::module::Frame frame_;
   union {  // Emitted has default member initialisers: keep them off the common path
     detail::Emitted emitted_;
   };
-  detail::HookSet* hooks_;
+  detail::module::HookSet* hooks_;
   void const* module_;
   std::uint64_t calls_;
   int uncaught_;
@@ -679,14 +685,15 @@ inline void set_module_domain() noexcept {
   static_assert(std::is_convertible_v<decltype(D::name), char const*>,
                 "nsightkit::set_module_domain<D>: D must have `static constexpr char const* name`");
 #if NSIGHTKIT_ENABLED
-  detail::module_registry().domain.store(&detail::module_domain_ops<D>, std::memory_order_release);
+  detail::module::registry().domain.store(&detail::module::domain_ops<D>,
+                                          std::memory_order_release);
 #endif
 }
 
 /// The name of the domain module ranges go to ("" for NVTX's global domain).
 inline char const* module_domain() noexcept {
 #if NSIGHTKIT_ENABLED
-  return detail::module_registry().domain.load(std::memory_order_acquire)->name;
+  return detail::module::registry().domain.load(std::memory_order_acquire)->name;
 #else
   return DefaultDomain::name;
 #endif
@@ -698,11 +705,11 @@ inline char const* module_domain() noexcept {
  */
 inline void set_module_ranges(bool on) noexcept {
 #if NSIGHTKIT_ENABLED
-  auto& mode = detail::module_registry().mode;
+  auto& mode = detail::module::registry().mode;
   if (on) {
-    mode.fetch_or(detail::mode_ranges, std::memory_order_relaxed);
+    mode.fetch_or(detail::module::mode_ranges, std::memory_order_relaxed);
   } else {
-    mode.fetch_and(~detail::mode_ranges, std::memory_order_relaxed);
+    mode.fetch_and(~detail::module::mode_ranges, std::memory_order_relaxed);
   }
 #else
   (void)on;
@@ -712,8 +719,8 @@ inline void set_module_ranges(bool on) noexcept {
 /// True when module scopes push their default range (always false under `NSIGHTKIT_DISABLE`).
 inline bool module_ranges() noexcept {
 #if NSIGHTKIT_ENABLED
-  return (detail::module_registry().mode.load(std::memory_order_relaxed) & detail::mode_ranges) !=
-         0;
+  return (detail::module::registry().mode.load(std::memory_order_relaxed) &
+          detail::module::mode_ranges) != 0;
 #else
   return false;
 #endif
@@ -735,10 +742,10 @@ inline bool module_ranges() noexcept {
  */
 inline std::string_view current_module_path() noexcept {
 #if NSIGHTKIT_ENABLED
-  detail::ModuleFrame* f = detail::current_module_frame;
+  detail::module::Frame* f = detail::module::current_frame;
   if (f == nullptr) return {};
-  detail::PathNode const* n = f->node != nullptr ? f->node : detail::resolve(f);
-  char const* path = n != nullptr ? detail::node_path(*n) : nullptr;
+  detail::module::PathNode const* n = f->node != nullptr ? f->node : detail::module::resolve(f);
+  char const* path = n != nullptr ? detail::module::node_path(*n) : nullptr;
   return path != nullptr ? std::string_view{path, n->path_size} : std::string_view{};
 #else
   return {};
@@ -764,7 +771,7 @@ inline std::string_view current_module_path() noexcept {
  */
 inline void track_module_paths() noexcept {
 #if NSIGHTKIT_ENABLED
-  detail::start_tracking();
+  detail::module::start_tracking();
 #endif
 }
 
@@ -858,23 +865,23 @@ inline std::string checked_module_name(std::string name, char const* who) {
 /// along (handles stay attached to the moved-to instance).
 class InstanceHooks {
  public:
-  InstanceHooks() : set_{std::make_shared<HookSet>()} {}
+  InstanceHooks() : set_{std::make_shared<module::HookSet>()} {}
   InstanceHooks(InstanceHooks const&) : InstanceHooks() {}
   InstanceHooks(InstanceHooks&&) noexcept = default;
   InstanceHooks& operator=(InstanceHooks const&) noexcept { return *this; }
   InstanceHooks& operator=(InstanceHooks&&) noexcept = default;
   ~InstanceHooks() = default;
 
-  [[nodiscard]] HookSet* get() const noexcept { return set_.get(); }
+  [[nodiscard]] module::HookSet* get() const noexcept { return set_.get(); }
 
   /// The set, recreated for a moved-from instance (not concurrently with calls on it).
-  std::shared_ptr<HookSet> const& shared() {
-    if (!set_) set_ = std::make_shared<HookSet>();
+  std::shared_ptr<module::HookSet> const& shared() {
+    if (!set_) set_ = std::make_shared<module::HookSet>();
     return set_;
   }
 
  private:
-  std::shared_ptr<HookSet> set_;
+  std::shared_ptr<module::HookSet> set_;
 };
 #endif
 

@@ -50,9 +50,9 @@
 #endif
 
 #include <nsightkit/cuda_check.hpp>
-#include <nsightkit/detail/pinned_cuda.hpp>
-#include <nsightkit/detail/pinned_pool_core.hpp>
-#include <nsightkit/detail/pinned_size_class.hpp>
+#include <nsightkit/detail/pinned/cuda.hpp>
+#include <nsightkit/detail/pinned/pool_core.hpp>
+#include <nsightkit/detail/pinned/size_class.hpp>
 #include <nsightkit/pinned_stats.hpp>
 #include <nsightkit/stream.hpp>
 
@@ -70,21 +70,6 @@
 #include <utility>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
-
-namespace detail {
-
-/// cudaHostAlloc inside an NVTX range ("cudaHostAlloc 1 MiB", payload = bytes).
-inline void* direct_pinned_allocate(std::size_t bytes, unsigned int flags) {
-  return in_memory_range(CudaPinnedBackend::allocate_label, bytes,
-                         [&] { return cuda_host_alloc(bytes, flags); });
-}
-
-/// cudaFreeHost inside an NVTX range; failures are reported on stderr.
-inline void direct_pinned_free(void* p, std::size_t bytes) noexcept {
-  in_memory_range(CudaPinnedBackend::free_label, bytes, [&] { cuda_free_host(p); });
-}
-
-}  // namespace detail
 
 /**
  * @brief A `std::pmr::memory_resource` handing out page-locked memory straight from
@@ -113,7 +98,7 @@ inline void direct_pinned_free(void* p, std::size_t bytes) noexcept {
 class PinnedMemoryResource final : public std::pmr::memory_resource {
  public:
   /// The largest alignment served (256 bytes).
-  static constexpr std::size_t max_alignment = detail::pinned_max_alignment;
+  static constexpr std::size_t max_alignment = detail::pinned::max_alignment;
 
   /// A resource passing `flags` to cudaHostAlloc (cudaHostAllocDefault, cudaHostAllocPortable,
   /// cudaHostAllocMapped, cudaHostAllocWriteCombined). Makes no CUDA call.
@@ -125,13 +110,14 @@ class PinnedMemoryResource final : public std::pmr::memory_resource {
 
  private:
   void* do_allocate(std::size_t bytes, std::size_t alignment) override {
-    detail::check_pinned_alignment(alignment, "nsightkit::PinnedMemoryResource::allocate");
-    if (bytes == 0) return detail::zero_size_pointer();
-    return detail::direct_pinned_allocate(bytes, flags_);
+    detail::pinned::check_alignment(alignment, "nsightkit::PinnedMemoryResource::allocate");
+    if (bytes == 0) return detail::pinned::zero_size_pointer();
+    return detail::pinned::direct_allocate(bytes, flags_);
   }
 
   void do_deallocate(void* p, std::size_t bytes, std::size_t /*alignment*/) noexcept override {
-    if (p != nullptr && p != detail::zero_size_pointer()) detail::direct_pinned_free(p, bytes);
+    if (p != nullptr && p != detail::pinned::zero_size_pointer())
+      detail::pinned::direct_free(p, bytes);
   }
 
   [[nodiscard]] bool do_is_equal(std::pmr::memory_resource const& other) const noexcept override {
@@ -232,7 +218,7 @@ class PinnedMemoryPool final : public std::pmr::memory_resource {
   /// A pool with `options`. Makes no CUDA call.
   explicit PinnedMemoryPool(PinnedPoolOptions const& options)
       : options_{options},
-        core_{options.max_cached_bytes, detail::CudaPinnedBackend{options.host_alloc_flags}} {}
+        core_{options.max_cached_bytes, detail::pinned::CudaBackend{options.host_alloc_flags}} {}
 
   PinnedMemoryPool(PinnedMemoryPool const&) = delete;
   PinnedMemoryPool& operator=(PinnedMemoryPool const&) = delete;
@@ -261,7 +247,7 @@ class PinnedMemoryPool final : public std::pmr::memory_resource {
    * @param stream the stream whose queued work may still read or write the block
    */
   void deallocate(void* p, std::size_t bytes, StreamView stream) noexcept {
-    if (bytes == 0 && p == detail::zero_size_pointer()) return;
+    if (bytes == 0 && p == detail::pinned::zero_size_pointer()) return;
     check(core_.deallocate(p, bytes, stream.value()), "deallocate", p, bytes);
   }
 
@@ -300,18 +286,18 @@ class PinnedMemoryPool final : public std::pmr::memory_resource {
 
   /// The block size a request of `bytes` gets (0 for 0, and for requests too large to serve).
   [[nodiscard]] static constexpr std::size_t block_size(std::size_t bytes) noexcept {
-    return bytes > detail::pinned_max_request ? 0 : detail::pinned_size_class(bytes);
+    return bytes > detail::pinned::max_request ? 0 : detail::pinned::size_class(bytes);
   }
 
  private:
   void* do_allocate(std::size_t bytes, std::size_t alignment) override {
-    detail::check_pinned_alignment(alignment, "nsightkit::PinnedMemoryPool::allocate");
-    if (bytes == 0) return detail::zero_size_pointer();
+    detail::pinned::check_alignment(alignment, "nsightkit::PinnedMemoryPool::allocate");
+    if (bytes == 0) return detail::pinned::zero_size_pointer();
     return core_.allocate(bytes);
   }
 
   void do_deallocate(void* p, std::size_t bytes, std::size_t /*alignment*/) noexcept override {
-    if (bytes == 0 && p == detail::zero_size_pointer()) return;
+    if (bytes == 0 && p == detail::pinned::zero_size_pointer()) return;
     check(core_.deallocate(p, bytes), "deallocate", p, bytes);
   }
 
@@ -319,18 +305,18 @@ class PinnedMemoryPool final : public std::pmr::memory_resource {
     return this == &other;
   }
 
-  void check(detail::PoolResult r, char const* op, void const* p,
+  void check(detail::pinned::PoolResult r, char const* op, void const* p,
              std::size_t bytes) const noexcept {
-    if (r.status == detail::PoolStatus::ok) return;
+    if (r.status == detail::pinned::PoolStatus::ok) return;
     char message[320];
-    if (r.status == detail::PoolStatus::size_mismatch) {
+    if (r.status == detail::pinned::PoolStatus::size_mismatch) {
       std::snprintf(message, sizeof message,
                     "nsightkit::PinnedMemoryPool::%s(%p, %zu): %s (the block holds %zu bytes; "
                     "pass the size given to allocate)",
-                    op, p, bytes, detail::describe(r.status), r.block_size);
+                    op, p, bytes, detail::pinned::describe(r.status), r.block_size);
     } else {
       std::snprintf(message, sizeof message, "nsightkit::PinnedMemoryPool::%s(%p): %s", op, p,
-                    detail::describe(r.status));
+                    detail::pinned::describe(r.status));
     }
     if (options_.on_misuse != nullptr) {
       options_.on_misuse(message);
@@ -341,7 +327,7 @@ class PinnedMemoryPool final : public std::pmr::memory_resource {
   }
 
   PinnedPoolOptions options_;
-  detail::PinnedPoolCore<detail::CudaPinnedBackend> core_;
+  detail::pinned::PoolCore<detail::pinned::CudaBackend> core_;
 };
 
 /**
@@ -393,7 +379,7 @@ class PinnedBlock {
   /// The memory as an array of T.
   template <class T>
   [[nodiscard]] T* data_as() const noexcept {
-    static_assert(alignof(T) <= detail::pinned_max_alignment, "over-aligned type");
+    static_assert(alignof(T) <= detail::pinned::max_alignment, "over-aligned type");
     return static_cast<T*>(data_);
   }
 
@@ -473,7 +459,7 @@ inline PinnedBlock PinnedMemoryPool::acquire(std::size_t bytes) {
  */
 template <class T>
 class PinnedAllocator {
-  static_assert(alignof(T) <= detail::pinned_max_alignment,
+  static_assert(alignof(T) <= detail::pinned::max_alignment,
                 "nsightkit::PinnedAllocator: page-locked blocks are aligned to 256 bytes");
 
  public:
@@ -516,7 +502,7 @@ class PinnedAllocator {
     if (n == 0) return nullptr;
     std::size_t const bytes = n * sizeof(T);
     void* p = pool_ != nullptr ? pool_->allocate(bytes, alignof(T))
-                               : detail::direct_pinned_allocate(bytes, cudaHostAllocDefault);
+                               : detail::pinned::direct_allocate(bytes, cudaHostAllocDefault);
     return static_cast<T*>(p);
   }
 
@@ -525,7 +511,7 @@ class PinnedAllocator {
     if (p == nullptr) return;
     std::size_t const bytes = n * sizeof(T);
     if (pool_ == nullptr) {
-      detail::direct_pinned_free(p, bytes);
+      detail::pinned::direct_free(p, bytes);
     } else if (stream_) {
       pool_->deallocate(p, bytes, *stream_);
     } else {

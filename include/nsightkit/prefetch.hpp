@@ -130,9 +130,9 @@
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/cuda_check.hpp>
-#include <nsightkit/detail/pinned_size_class.hpp>
-#include <nsightkit/detail/prefetch_core.hpp>
-#include <nsightkit/detail/prefetch_cuda.hpp>
+#include <nsightkit/detail/pinned/size_class.hpp>
+#include <nsightkit/detail/prefetch/core.hpp>
+#include <nsightkit/detail/prefetch/cuda.hpp>
 #include <nsightkit/pinned.hpp>
 #include <nsightkit/prefetch_batch.hpp>
 #include <nsightkit/range.hpp>
@@ -265,8 +265,9 @@ class PrefetchCopier {
                     device, host, bytes);
       throw std::invalid_argument{message};
     }
-    bool const stage = staging_ == PrefetchStaging::always ||
-                       (staging_ == PrefetchStaging::automatic && detail::is_pageable(host));
+    bool const stage =
+        staging_ == PrefetchStaging::always ||
+        (staging_ == PrefetchStaging::automatic && detail::prefetch::is_pageable(host));
     if (stage) {
       ScopedRange const range{Attributes{Payload{bytes}}, "H2D staged {}", detail::ByteSize{bytes}};
       void* block = pool_->allocate(bytes);
@@ -306,39 +307,6 @@ class PrefetchCopier {
   std::size_t bytes_{0};
 };
 
-namespace detail {
-
-template <class It, class Sent, class HostBatch, class = void>
-struct IsBatchIterator : std::false_type {};
-
-template <class It, class Sent, class HostBatch>
-struct IsBatchIterator<It, Sent, HostBatch,
-                       std::void_t<decltype(*std::declval<It&>()), decltype(++std::declval<It&>()),
-                                   decltype(static_cast<bool>(std::declval<It const&>() ==
-                                                              std::declval<Sent const&>()))>>
-    : std::is_constructible<HostBatch, decltype(*std::declval<It&>())> {};
-
-/// True when [It, Sent) is an iterator range whose elements construct a HostBatch.
-template <class It, class Sent, class HostBatch>
-inline constexpr bool is_batch_iterator = IsBatchIterator<It, Sent, HostBatch>::value;
-
-/// A source over an iterator range: each call constructs the next HostBatch from `*it`.
-template <class It, class Sent, class HostBatch>
-struct RangeSource {
-  It it;     ///< the next element
-  Sent end;  ///< the end of the range
-
-  /// The next batch, or std::nullopt at the end.
-  std::optional<HostBatch> operator()() {
-    if (it == end) return std::nullopt;
-    std::optional<HostBatch> batch{std::in_place, *it};
-    ++it;
-    return batch;
-  }
-};
-
-}  // namespace detail
-
 /**
  * @brief Prefetches batches to the GPU on a copy stream while the consumer computes on another:
  *        `for (auto& batch : prefetcher) { … }` (see the file description for the full contract).
@@ -366,7 +334,7 @@ struct RangeSource {
  */
 template <class HostBatch, class Slot>
 class StreamPrefetcher {
-  using Core = detail::PrefetchCore<detail::CudaPrefetchBackend, HostBatch, Slot>;
+  using Core = detail::prefetch::Core<detail::prefetch::CudaBackend, HostBatch, Slot>;
 
  public:
   /// What the loop yields: host batch, device slot, index.
@@ -382,7 +350,7 @@ class StreamPrefetcher {
   /// The input iterator of the loop.
   using iterator = typename Core::iterator;
   /// The end of the loop.
-  using sentinel = detail::PrefetchEnd;
+  using sentinel = detail::prefetch::End;
 
   /**
    * @brief A prefetcher over a generator-like source.
@@ -412,12 +380,12 @@ class StreamPrefetcher {
    * @throws as the source constructor
    */
   template <class It, class Sent,
-            std::enable_if_t<detail::is_batch_iterator<It, Sent, HostBatch>, int> = 0>
+            std::enable_if_t<detail::prefetch::is_batch_iterator<It, Sent, HostBatch>, int> = 0>
   StreamPrefetcher(It first, Sent last, Transfer transfer, SlotFactory make_slot,
                    StreamView compute, PrefetchOptions const& options = PrefetchOptions{})
-      : StreamPrefetcher(
-            Source{detail::RangeSource<It, Sent, HostBatch>{std::move(first), std::move(last)}},
-            std::move(transfer), std::move(make_slot), compute, options) {}
+      : StreamPrefetcher(Source{detail::prefetch::RangeSource<It, Sent, HostBatch>{
+                             std::move(first), std::move(last)}},
+                         std::move(transfer), std::move(make_slot), compute, options) {}
 
   /// Takes over `other`'s pipeline (iterators stay valid); `other` becomes empty.
   StreamPrefetcher(StreamPrefetcher&& other) noexcept = default;
@@ -464,8 +432,8 @@ class StreamPrefetcher {
           owned_pool_{options.staging_pool == nullptr ? std::make_unique<PinnedMemoryPool>()
                                                       : nullptr},
           pool_{options.staging_pool != nullptr ? options.staging_pool : owned_pool_.get()},
-          owned_copy_{options.copy_stream ? detail::OwnedPrefetchStream{}
-                                          : detail::OwnedPrefetchStream::create()},
+          owned_copy_{options.copy_stream ? detail::prefetch::OwnedStream{}
+                                          : detail::prefetch::OwnedStream::create()},
           compute_{compute},
           copy_{options.copy_stream ? *options.copy_stream : StreamView{owned_copy_.get()}},
           transfer_{std::move(transfer)},
@@ -480,7 +448,7 @@ class StreamPrefetcher {
                 compute.value(),
                 copy_.value()} {
       // The slot factory may have initialised the slots on a default stream (cudaMemset).
-      detail::wait_for_default_streams(copy_.value());
+      detail::prefetch::wait_for_default_streams(copy_.value());
       if (options_.copy_stream_name != nullptr)
         name_stream(copy_.value(), options_.copy_stream_name);
       if (options_.compute_stream_name != nullptr) {
@@ -496,8 +464,8 @@ class StreamPrefetcher {
     static PrefetchOptions const& checked(PrefetchOptions const& options, StreamView compute,
                                           Source const& source, Transfer const& transfer,
                                           SlotFactory const& make_slot) {
-      detail::check_prefetch_arguments(options.depth, static_cast<bool>(source),
-                                       static_cast<bool>(transfer), static_cast<bool>(make_slot));
+      detail::prefetch::check_arguments(options.depth, static_cast<bool>(source),
+                                        static_cast<bool>(transfer), static_cast<bool>(make_slot));
       if (options.copy_stream && *options.copy_stream == compute) {
         throw std::invalid_argument{
             "nsightkit::StreamPrefetcher: the copy stream is the compute stream, so copies could "
@@ -511,7 +479,7 @@ class StreamPrefetcher {
     PrefetchOptions options_;
     std::unique_ptr<PinnedMemoryPool> owned_pool_;
     PinnedMemoryPool* pool_;
-    detail::OwnedPrefetchStream owned_copy_;
+    detail::prefetch::OwnedStream owned_copy_;
     StreamView compute_;
     StreamView copy_;
     Transfer transfer_;

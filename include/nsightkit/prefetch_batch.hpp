@@ -23,19 +23,19 @@
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 
-namespace detail {
+namespace detail::prefetch {
 
 template <class Backend, class HostBatch, class Slot>
-class PrefetchCore;
+class Core;
 
 /// Only nsightkit's prefetcher makes PrefetchedBatch objects.
-class PrefetchBatchKey {
+class BatchKey {
   template <class, class, class>
-  friend class PrefetchCore;
-  PrefetchBatchKey() noexcept = default;
+  friend class Core;
+  BatchKey() noexcept = default;
 };
 
-}  // namespace detail
+}  // namespace detail::prefetch
 
 /**
  * @brief Counters of a StreamPrefetcher (StreamPrefetcher::stats()).
@@ -76,7 +76,7 @@ template <class HostBatch, class Slot>
 class PrefetchedBatch {
  public:
   /// Made by the prefetcher only (the key is private to it).
-  PrefetchedBatch(detail::PrefetchBatchKey /*key*/, Slot&& slot, std::size_t slot_index)
+  PrefetchedBatch(detail::prefetch::BatchKey /*key*/, Slot&& slot, std::size_t slot_index)
       : device_{std::move(slot)}, slot_index_{slot_index} {}
 
   PrefetchedBatch(PrefetchedBatch const&) = delete;
@@ -104,7 +104,7 @@ class PrefetchedBatch {
 
  private:
   template <class, class, class>
-  friend class detail::PrefetchCore;
+  friend class detail::prefetch::Core;
 
   std::optional<HostBatch> host_{};
   Slot device_;

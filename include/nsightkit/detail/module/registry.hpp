@@ -11,7 +11,7 @@
 //   holds its parent link, its own name, depth and call counter - not its full path: that string
 //   is built on the first request (a hook's ModuleInfo::path, current_module_path()) and kept,
 //   so a chain of depth d costs O(d) memory, not O(d^2), unless every level's path is asked for
-//   (bounded by module_depth_limit). Nodes are found through one hash table keyed by (parent,
+//   (bounded by depth_limit). Nodes are found through one hash table keyed by (parent,
 //   name): lookups are lock-free (open addressing, slots written once); creation and growth take
 //   a mutex, and a grown table keeps the one it replaced, which readers may still be probing.
 // - Hook sets: immutable hook lists replaced on every add/remove (copy on write) and published
@@ -25,7 +25,7 @@
 #include <nsightkit/config.hpp>
 
 #if !NSIGHTKIT_ENABLED
-#error "nsightkit/detail/module_registry.hpp must not be included when NSIGHTKIT_DISABLE is defined"
+#error "nsightkit/detail/module/registry.hpp must not be included when NSIGHTKIT_DISABLE is defined"
 #endif
 
 #include <nsightkit/detail/emit.hpp>
@@ -52,14 +52,14 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 
 struct ModuleInfo;
 
-namespace detail {
+namespace detail::module {
 
 // ---------------------------------------------------------------------------------------------
 // Path table
 
 /// Module scopes nested deeper than this get no path node of their own (module.hpp's
 /// max_module_depth): it bounds the memory of paths that are asked for at every level.
-inline constexpr int module_depth_limit = 1024;
+inline constexpr int depth_limit = 1024;
 
 /// One distinct module path: a parent link and the last component. Created once, never freed;
 /// immutable except for its counter and its lazily built full path. The name's characters
@@ -199,7 +199,7 @@ class HookSet {
 // The domain of the default module ranges, chosen at run time
 
 /// Emission functions of one domain, instantiated by set_module_domain<D>().
-struct ModuleDomainOps {
+struct DomainOps {
   char const* name;
   Emitted (*push)(char const* name) noexcept;
   Emitted (*push_text)(char const* text, std::size_t size) noexcept;
@@ -209,39 +209,38 @@ struct ModuleDomainOps {
 /// The default pre hook: a push through the foundation's emission path (NVTX and sinks), the
 /// name a registered string.
 template <class D>
-inline Emitted module_push(char const* name) noexcept {
+inline Emitted push(char const* name) noexcept {
   return emit_static<D, Op::push>(Attributes{}, name);
 }
 
 /// The default pre hook of a scope with a formatted name: a plain message, like a formatted
 /// range's (per-call text is not registered, so it cannot grow the tool's string table).
 template <class D>
-inline Emitted module_push_text(char const* text, std::size_t size) noexcept {
+inline Emitted push_text(char const* text, std::size_t size) noexcept {
   return emit_dynamic<D, Op::push>(Attributes{}, text, size);
 }
 
-/// The default post hook: pops wherever module_push<D> pushed.
+/// The default post hook: pops wherever push<D> pushed.
 template <class D>
-inline void module_pop(Emitted const& e) noexcept {
+inline void pop(Emitted const& e) noexcept {
   end_push<D>(e);
 }
 
 template <class D>
-inline constexpr ModuleDomainOps module_domain_ops{D::name, &module_push<D>, &module_push_text<D>,
-                                                   &module_pop<D>};
+inline constexpr DomainOps domain_ops{D::name, &push<D>, &push_text<D>, &pop<D>};
 
 // ---------------------------------------------------------------------------------------------
 // The registry
 
-/// ModuleRegistry::mode bits.
+/// Registry::mode bits.
 inline constexpr unsigned mode_ranges = 1u;    ///< default module ranges on
 inline constexpr unsigned mode_tracking = 2u;  ///< scopes keep the per-thread module stack (sticky)
 
-struct ModuleRegistry {
+struct Registry {
   // What every module scope reads comes first, in one cache line.
   std::atomic<unsigned> mode{mode_ranges};
   std::atomic<int> instance_hooks{0};  ///< hooks installed on Hooked instances, all instances
-  std::atomic<ModuleDomainOps const*> domain{&module_domain_ops<DefaultDomain>};
+  std::atomic<DomainOps const*> domain{&domain_ops<DefaultDomain>};
   HookSet global;
   std::atomic<PathTable const*> paths{nullptr};  ///< the current path table (null until used)
   std::mutex path_mutex;                         ///< serialises node creation and growth
@@ -264,15 +263,15 @@ union NeverDestroyed {
 
 /// The one registry of the process (default visibility: shared by every library that embeds
 /// nsightkit and is linked or loaded globally, like the sink registry).
-NSIGHTKIT_DETAIL_VISIBLE inline NeverDestroyed<ModuleRegistry> module_registry_storage{};
+NSIGHTKIT_DETAIL_VISIBLE inline NeverDestroyed<Registry> registry_storage{};
 
-inline ModuleRegistry& module_registry() noexcept { return module_registry_storage.value; }
+inline Registry& registry() noexcept { return registry_storage.value; }
 
 /// From now on, module scopes keep the per-thread module stack (paths for hooks and
 /// current_module_path()). Sticky: once something observed modules, paths stay exact even while
 /// hooks come and go. Scopes already running when it turns on are not part of the stack.
 inline void start_tracking() noexcept {
-  ModuleRegistry& reg = module_registry();
+  Registry& reg = registry();
   if ((reg.mode.load(std::memory_order_relaxed) & mode_tracking) == 0) {
     reg.mode.fetch_or(mode_tracking, std::memory_order_relaxed);
   }
@@ -280,7 +279,7 @@ inline void start_tracking() noexcept {
 
 inline HookSet::~HookSet() {
   if (int const n = count_.load(std::memory_order_relaxed)) {
-    module_registry().instance_hooks.fetch_sub(n, std::memory_order_relaxed);
+    registry().instance_hooks.fetch_sub(n, std::memory_order_relaxed);
   }
 }
 
@@ -288,14 +287,14 @@ inline HookSet::~HookSet() {
 // Per-thread module stack
 
 /// The part of a ModuleScope that other scopes of its thread read. Lives on the thread's stack.
-struct ModuleFrame {
+struct Frame {
   char const* name;
-  ModuleFrame* parent;
+  Frame* parent;
   PathNode const* node;  ///< resolved on first need, then cached (see resolve())
 };
 
 /// The innermost module scope of the calling thread (null outside any module).
-NSIGHTKIT_DETAIL_VISIBLE inline thread_local ModuleFrame* current_module_frame = nullptr;
+NSIGHTKIT_DETAIL_VISIBLE inline thread_local Frame* current_frame = nullptr;
 
 /// Hook entries running on this thread, innermost last (for self-removal and re-entrancy).
 struct RunningHooks {
@@ -307,7 +306,7 @@ NSIGHTKIT_DETAIL_VISIBLE inline thread_local RunningHooks running_hooks{};
 
 /// One message per process when a module name is malformed (ModuleScope cannot throw).
 inline void report_bad_name(char const* name) noexcept {
-  if (module_registry().bad_name_reported.exchange(true)) return;
+  if (registry().bad_name_reported.exchange(true)) return;
   std::fprintf(stderr,
                "nsightkit: module name \"%s\" is empty or contains '/'; module names are path "
                "components (paths and ncu's --nvtx-include filters join them with '/'). "
@@ -316,25 +315,25 @@ inline void report_bad_name(char const* name) noexcept {
 }
 
 /// A valid module name: non-empty and without '/'.
-inline bool valid_module_name(std::string_view name) noexcept {
+inline bool valid_name(std::string_view name) noexcept {
   return !name.empty() && name.find('/') == std::string_view::npos;
 }
 
-/// One message per process when module scopes nest deeper than module_depth_limit.
+/// One message per process when module scopes nest deeper than depth_limit.
 inline void report_depth_limit() noexcept {
-  std::atomic<bool>& reported = module_registry().depth_limit_reported;
+  std::atomic<bool>& reported = registry().depth_limit_reported;
   if (reported.load(std::memory_order_relaxed) || reported.exchange(true)) return;
   std::fprintf(stderr,
                "nsightkit: module scopes are nested deeper than %d levels "
                "(nsightkit::max_module_depth); deeper scopes still push their ranges but get no "
                "path of their own: hooks do not run for them and current_module_path() names "
                "their ancestor at the limit. Reported once.\n",
-               module_depth_limit);
+               depth_limit);
 }
 
 /// One message per process when the path table cannot grow.
 inline void report_out_of_memory() noexcept {
-  std::atomic<bool>& reported = module_registry().out_of_memory_reported;
+  std::atomic<bool>& reported = registry().out_of_memory_reported;
   if (reported.load(std::memory_order_relaxed) || reported.exchange(true)) return;
   std::fprintf(stderr,
                "nsightkit: out of memory while storing a module path; module calls whose path "
@@ -404,7 +403,7 @@ inline PathTable* grown_table(PathTable const* old) noexcept {
 /// The node for `name` under `parent` (null parent: top level), created on first sight.
 /// Returns null only when memory runs out.
 inline PathNode const* find_or_add_child(PathNode const* parent, char const* name) noexcept {
-  ModuleRegistry& reg = module_registry();
+  Registry& reg = registry();
   std::string_view const key{name};
   std::uint64_t const h = path_hash(parent, key);
   if (PathTable const* t = reg.paths.load(std::memory_order_acquire)) {
@@ -415,7 +414,7 @@ inline PathNode const* find_or_add_child(PathNode const* parent, char const* nam
   if (t != nullptr) {
     if (PathNode const* n = probe(*t, h, parent, key)) return n;
   }
-  if (!valid_module_name(key)) report_bad_name(name);
+  if (!valid_name(key)) report_bad_name(name);
   // At most half full; past that, grow. When growing fails, the old table takes nodes until one
   // free slot is left (probes end at a free slot).
   if (t == nullptr || 2 * (reg.path_count + 1) > t->mask + 1) {
@@ -478,7 +477,7 @@ NSIGHTKIT_DETAIL_NOINLINE inline char const* build_path(PathNode const& n) noexc
   char const* expected = nullptr;
   if (n.path.compare_exchange_strong(expected, buf, std::memory_order_acq_rel,
                                      std::memory_order_acquire)) {
-    module_registry().path_bytes.fetch_add(n.path_size + 1, std::memory_order_relaxed);
+    registry().path_bytes.fetch_add(n.path_size + 1, std::memory_order_relaxed);
     return buf;
   }
   ::operator delete(buf);  // another thread built it first: use theirs, so views stay unique
@@ -514,35 +513,35 @@ inline PathNode const* cached_child(PathNode const* parent, char const* name) no
 }
 
 /// The node of `f` given its parent frame's node (`up`): its own, or for a frame nested beyond
-/// module_depth_limit, `up` itself (its ancestor at the limit: node depths follow frame depths
+/// depth_limit, `up` itself (its ancestor at the limit: node depths follow frame depths
 /// up to the limit). Null when memory runs out.
-inline PathNode const* resolve_frame(ModuleFrame const& f, PathNode const* up) noexcept {
-  if (up != nullptr && up->depth + 1 >= module_depth_limit) {
+inline PathNode const* resolve_frame(Frame const& f, PathNode const* up) noexcept {
+  if (up != nullptr && up->depth + 1 >= depth_limit) {
     report_depth_limit();
     return up;
   }
   return cached_child(up, f.name);
 }
 
-/// True when `f` (resolved to `node`) is nested beyond module_depth_limit: it shares its
+/// True when `f` (resolved to `node`) is nested beyond depth_limit: it shares its
 /// parent's node instead of having its own (only a node at the limit can be shared).
-inline bool beyond_depth_limit(ModuleFrame const& f, PathNode const& node) noexcept {
-  return node.depth + 1 >= module_depth_limit && f.parent != nullptr && f.parent->node == &node;
+inline bool beyond_depth_limit(Frame const& f, PathNode const& node) noexcept {
+  return node.depth + 1 >= depth_limit && f.parent != nullptr && f.parent->node == &node;
 }
 
 /// The path node of `f` (see resolve_frame()), resolving and caching its unresolved ancestors
 /// first. Iterative, with no allocation, however deep the stack: the walk up reverses the parent
 /// links of the unresolved frames (they belong to this thread only), the walk down restores them.
-inline PathNode const* resolve(ModuleFrame* f) noexcept {
+inline PathNode const* resolve(Frame* f) noexcept {
   if (f->node != nullptr) return f->node;
   if (f->parent == nullptr || f->parent->node != nullptr) {  // the common case: one step
     f->node = resolve_frame(*f, f->parent != nullptr ? f->parent->node : nullptr);
     return f->node;
   }
-  ModuleFrame* reversed = nullptr;  // unresolved frames, outermost first
-  ModuleFrame* up = f;
+  Frame* reversed = nullptr;  // unresolved frames, outermost first
+  Frame* up = f;
   while (up != nullptr && up->node == nullptr) {
-    ModuleFrame* const next = up->parent;
+    Frame* const next = up->parent;
     up->parent = reversed;
     reversed = up;
     up = next;
@@ -550,7 +549,7 @@ inline PathNode const* resolve(ModuleFrame* f) noexcept {
   PathNode const* node = up != nullptr ? up->node : nullptr;
   bool resolving = true;
   while (reversed != nullptr) {
-    ModuleFrame* const next = reversed->parent;
+    Frame* const next = reversed->parent;
     reversed->parent = up;
     if (resolving) {
       node = resolve_frame(*reversed, node);
@@ -565,7 +564,7 @@ inline PathNode const* resolve(ModuleFrame* f) noexcept {
 
 /// Current sizes of the path table.
 inline PathTableStats path_table_stats() noexcept {
-  ModuleRegistry& reg = module_registry();
+  Registry& reg = registry();
   std::lock_guard<std::mutex> lock{reg.path_mutex};
   PathTable const* t = reg.paths.load(std::memory_order_relaxed);
   return {reg.path_count, reg.path_bytes.load(std::memory_order_relaxed),
@@ -581,7 +580,7 @@ inline HookList const* global_hooks_snapshot() noexcept {
     std::shared_ptr<HookList const> list;
   };
   thread_local Cache cache;
-  HookSet const& set = module_registry().global;
+  HookSet const& set = registry().global;
   if (cache.version != set.version()) cache.list = set.snapshot(cache.version);
   return cache.list.get();
 }
@@ -589,7 +588,7 @@ inline HookList const* global_hooks_snapshot() noexcept {
 /// One message per process when a hook throws (hooks run in constructors and destructors that
 /// must not throw; the exception is dropped).
 inline void report_hook_exception() noexcept {
-  if (module_registry().hook_exception_reported.exchange(true)) return;
+  if (registry().hook_exception_reported.exchange(true)) return;
   std::fprintf(stderr,
                "nsightkit: a module hook threw an exception; hooks must not throw, the exception "
                "was ignored (reported once)\n");
@@ -627,7 +626,7 @@ inline void run_hooks(HookList const* list, bool post, ModuleInfo const& info) n
 /// Called from inside the hook itself (or from a hook it calls), it does not wait for itself.
 inline void remove_hook(HookSet& set, std::shared_ptr<HookEntry> const& e) noexcept {
   if (!e || e->removed.exchange(true, std::memory_order_seq_cst)) return;
-  ModuleRegistry& reg = module_registry();
+  Registry& reg = registry();
   if (set.erase(e.get()) && &set != &reg.global) {
     reg.instance_hooks.fetch_sub(1, std::memory_order_relaxed);
   }
@@ -643,5 +642,5 @@ inline void remove_hook(HookSet& set, std::shared_ptr<HookEntry> const& e) noexc
   if (own == 0) e->fn = nullptr;
 }
 
-}  // namespace detail
+}  // namespace detail::module
 NSIGHTKIT_DETAIL_END_NAMESPACE

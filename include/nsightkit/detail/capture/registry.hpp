@@ -24,74 +24,74 @@
 #include <mutex>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
-namespace detail {
+namespace detail::capture {
 
 /// A window's node in the list of open captures.
-struct CaptureLink {
-  CaptureLink* prev{nullptr};
-  CaptureLink* next{nullptr};
+struct Link {
+  Link* prev{nullptr};
+  Link* next{nullptr};
   bool linked{false};
   void* owner{nullptr};                                    ///< the CaptureWindow
   void (*close_for_exit)(void* owner) noexcept {nullptr};  ///< closes it (takes the mutex itself)
 };
 
 /// The registry: one per process (default visibility, see NSIGHTKIT_DETAIL_VISIBLE).
-struct CaptureRegistry {
+struct Registry {
   std::mutex mutex;
-  CaptureLink* head{nullptr};
+  Link* head{nullptr};
   bool exit_handler_installed{false};
   std::mutex profiler_mutex;
   int profiler_starts{0};
 };
 
-NSIGHTKIT_DETAIL_VISIBLE inline CaptureRegistry capture_registry{};
+NSIGHTKIT_DETAIL_VISIBLE inline Registry registry{};
 
-/// Links `l` (caller holds capture_registry.mutex).
-inline void capture_link(CaptureLink& l) noexcept {
+/// Links `l` (caller holds registry.mutex).
+inline void link(Link& l) noexcept {
   if (l.linked) return;
   l.prev = nullptr;
-  l.next = capture_registry.head;
+  l.next = registry.head;
   if (l.next != nullptr) l.next->prev = &l;
-  capture_registry.head = &l;
+  registry.head = &l;
   l.linked = true;
 }
 
-/// Unlinks `l` (caller holds capture_registry.mutex).
-inline void capture_unlink(CaptureLink& l) noexcept {
+/// Unlinks `l` (caller holds registry.mutex).
+inline void unlink(Link& l) noexcept {
   if (!l.linked) return;
   if (l.prev != nullptr)
     l.prev->next = l.next;
   else
-    capture_registry.head = l.next;
+    registry.head = l.next;
   if (l.next != nullptr) l.next->prev = l.prev;
   l.prev = l.next = nullptr;
   l.linked = false;
 }
 
 /// The exit handler: closes every capture still open.
-inline void capture_exit_handler() noexcept {
+inline void exit_handler() noexcept {
   while (true) {
-    CaptureLink* l = nullptr;
+    Link* l = nullptr;
     void* owner = nullptr;
     void (*close)(void*) noexcept = nullptr;
     {
-      std::lock_guard<std::mutex> lock{capture_registry.mutex};
-      l = capture_registry.head;
+      std::lock_guard<std::mutex> lock{registry.mutex};
+      l = registry.head;
       if (l == nullptr) return;
       owner = l->owner;
       close = l->close_for_exit;
     }
     if (close != nullptr) close(owner);  // unlinks l; never run under the lock (callbacks)
-    std::lock_guard<std::mutex> lock{capture_registry.mutex};
-    if (capture_registry.head == l && l->linked) capture_unlink(*l);  // a close that failed
+    std::lock_guard<std::mutex> lock{registry.mutex};
+    if (registry.head == l && l->linked) unlink(*l);  // a close that failed
   }
 }
 
-/// Installs the exit handler once (caller holds capture_registry.mutex).
-inline void capture_install_exit_handler() noexcept {
-  if (capture_registry.exit_handler_installed) return;
-  capture_registry.exit_handler_installed = std::atexit(&capture_exit_handler) == 0;
+/// Installs the exit handler once (caller holds registry.mutex).
+inline void install_exit_handler() noexcept {
+  if (registry.exit_handler_installed) return;
+  registry.exit_handler_installed = std::atexit(&exit_handler) == 0;
 }
 
-}  // namespace detail
+}  // namespace detail::capture
 NSIGHTKIT_DETAIL_END_NAMESPACE

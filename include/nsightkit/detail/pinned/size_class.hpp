@@ -19,13 +19,13 @@
 #include <limits>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
-namespace detail {
+namespace detail::pinned {
 
 /// The smallest block the pool hands out (one page).
-inline constexpr std::size_t pinned_min_block = std::size_t{4096};
+inline constexpr std::size_t min_block = std::size_t{4096};
 
 /// Requests above this are refused with std::bad_alloc before any rounding could overflow.
-inline constexpr std::size_t pinned_max_request = std::numeric_limits<std::size_t>::max() / 4;
+inline constexpr std::size_t max_request = std::numeric_limits<std::size_t>::max() / 4;
 
 /// The largest power of two that is <= x (x > 0).
 constexpr std::size_t floor_pow2(std::size_t x) noexcept {
@@ -34,23 +34,28 @@ constexpr std::size_t floor_pow2(std::size_t x) noexcept {
   return p;
 }
 
-/// The block size a request of `bytes` is served with (0 for 0; `bytes` <= pinned_max_request).
-constexpr std::size_t pinned_size_class(std::size_t bytes) noexcept {
+/// The block size a request of `bytes` is served with (0 for 0; `bytes` <= max_request).
+constexpr std::size_t size_class(std::size_t bytes) noexcept {
   if (bytes == 0) return 0;
-  if (bytes <= pinned_min_block) return pinned_min_block;
+  if (bytes <= min_block) return min_block;
   std::size_t const step = floor_pow2(bytes - 1) / 4;  // a quarter of the interval's lower bound
   return (bytes + step - 1) / step * step;
 }
 
-static_assert(pinned_size_class(1) == 4096);
-static_assert(pinned_size_class(4096) == 4096);
-static_assert(pinned_size_class(4097) == 5120);
-static_assert(pinned_size_class(8192) == 8192);
-static_assert(pinned_size_class(8193) == 10240);
-static_assert(pinned_size_class(std::size_t{1} << 20) == std::size_t{1} << 20);
-static_assert(pinned_size_class((std::size_t{1} << 20) + 1) == (std::size_t{5} << 18));
+static_assert(size_class(1) == 4096);
+static_assert(size_class(4096) == 4096);
+static_assert(size_class(4097) == 5120);
+static_assert(size_class(8192) == 8192);
+static_assert(size_class(8193) == 10240);
+static_assert(size_class(std::size_t{1} << 20) == std::size_t{1} << 20);
+static_assert(size_class((std::size_t{1} << 20) + 1) == (std::size_t{5} << 18));
 
-/// A byte count for messages: "64 MiB", "1.5 MiB", "100 B".
+}  // namespace detail::pinned
+
+namespace detail {
+
+/// A byte count for messages and range names: "64 MiB", "1.5 MiB", "100 B" (the pinned pool's
+/// and the prefetcher's ranges).
 struct ByteSize {
   std::size_t bytes;  ///< the count
 };

@@ -22,7 +22,7 @@
 #include <string_view>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
-namespace detail {
+namespace detail::capture {
 
 /// The fields of a schedule as parsed text, in CaptureSchedule's order.
 struct ParsedSchedule {
@@ -33,25 +33,22 @@ struct ParsedSchedule {
   std::int64_t skip_first{0};
 };
 
-/// A user's text quoted for a message (cut when long, control characters escaped).
-inline std::string quoted(std::string_view s) { return quote_value(s); }
-
 /// Parses a non-negative decimal int64 ("0" .. "9223372036854775807"). Returns an error text
 /// naming `value` and `key`, or "" on success.
 inline std::string parse_schedule_count(std::string_view value, std::string_view key,
                                         std::int64_t& out) {
-  if (value.empty()) return "value of " + quoted(key) + " is empty";
+  if (value.empty()) return "value of " + quote_value(key) + " is empty";
   std::uint64_t v = 0;
   constexpr auto max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
   for (char c : value) {
     if (c < '0' || c > '9') {
-      return "value " + quoted(value) + " of " + quoted(key) +
+      return "value " + quote_value(value) + " of " + quote_value(key) +
              " is not a non-negative integer (digits only)";
     }
     auto const digit = static_cast<std::uint64_t>(c - '0');
     if (v > (max - digit) / 10) {
-      return "value " + quoted(value) + " of " + quoted(key) + " is out of range (at most " +
-             std::to_string(max) + ")";
+      return "value " + quote_value(value) + " of " + quote_value(key) +
+             " is out of range (at most " + std::to_string(max) + ")";
     }
     v = v * 10 + digit;
   }
@@ -77,16 +74,17 @@ inline std::string parse_schedule_text(std::string_view text, ParsedSchedule& ou
     if (item.empty()) return "empty item (a stray comma?)";
     std::size_t const eq = item.find('=');
     if (eq == std::string_view::npos) {
-      return "item " + quoted(item) + " is not key=value";
+      return "item " + quote_value(item) + " is not key=value";
     }
     std::string_view const key = trim(item.substr(0, eq));
     std::string_view const value = trim(item.substr(eq + 1));
     std::size_t k = 0;
     while (k < keys.size() && keys[k] != key) ++k;
     if (k == keys.size()) {
-      return "unknown key " + quoted(key) + " (known: wait, warmup, active, repeat, skip_first)";
+      return "unknown key " + quote_value(key) +
+             " (known: wait, warmup, active, repeat, skip_first)";
     }
-    if (seen[k]) return "key " + quoted(key) + " is given twice";
+    if (seen[k]) return "key " + quote_value(key) + " is given twice";
     seen[k] = true;
     std::int64_t* const fields[] = {&r.wait, &r.warmup, &r.active, &r.repeat, &r.skip_first};
     std::string err = parse_schedule_count(value, key, *fields[k]);
@@ -100,5 +98,5 @@ inline std::string parse_schedule_text(std::string_view text, ParsedSchedule& ou
   return {};
 }
 
-}  // namespace detail
+}  // namespace detail::capture
 NSIGHTKIT_DETAIL_END_NAMESPACE

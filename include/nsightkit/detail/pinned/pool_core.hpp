@@ -1,5 +1,5 @@
 // Internal: the bookkeeping of nsightkit::PinnedMemoryPool, free of CUDA so that it can be tested
-// on machines without a GPU. The CUDA specifics come from a Backend (detail/pinned_cuda.hpp);
+// on machines without a GPU. The CUDA specifics come from a Backend (detail/pinned/cuda.hpp);
 // tests plug in a fake whose "events" they complete by hand.
 //
 // Backend requirements (b is a Backend, s a Backend::Stream, e a Backend::Event):
@@ -30,7 +30,7 @@
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/emit.hpp>
-#include <nsightkit/detail/pinned_size_class.hpp>
+#include <nsightkit/detail/pinned/size_class.hpp>
 #include <nsightkit/pinned_stats.hpp>
 
 #include <algorithm>
@@ -48,7 +48,7 @@
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 
-namespace detail {
+namespace detail::pinned {
 
 /// Outcome of recording an event on a stream.
 enum class RecordStatus { recorded, capturing, failed };
@@ -85,22 +85,22 @@ inline decltype(auto) in_memory_range(char const* label, std::size_t bytes, F&& 
 
 /// The pool's state and rules, parameterised on where memory and events come from.
 template <class Backend>
-class PinnedPoolCore {
+class PoolCore {
  public:
   using Stream = typename Backend::Stream;  ///< the backend's stream handle
   using Event = typename Backend::Event;    ///< the backend's event handle
 
   /// An empty pool. Nothing is allocated (and the backend is not touched) until first use.
-  explicit PinnedPoolCore(std::size_t max_cached_bytes = std::numeric_limits<std::size_t>::max(),
-                          Backend backend = Backend{})
+  explicit PoolCore(std::size_t max_cached_bytes = std::numeric_limits<std::size_t>::max(),
+                    Backend backend = Backend{})
       : backend_{std::move(backend)}, max_cached_{max_cached_bytes} {}
 
-  PinnedPoolCore(PinnedPoolCore const&) = delete;
-  PinnedPoolCore& operator=(PinnedPoolCore const&) = delete;
+  PoolCore(PoolCore const&) = delete;
+  PoolCore& operator=(PoolCore const&) = delete;
 
   /// Waits for blocks still in flight, then returns every block it holds to the backend.
   /// Blocks still handed out are leaked (their owners may still use them) and reported on stderr.
-  ~PinnedPoolCore() {
+  ~PoolCore() {
     std::size_t leaked_blocks = 0;
     std::size_t leaked_bytes = 0;
     for (auto& [p, b] : blocks_) {
@@ -134,8 +134,8 @@ class PinnedPoolCore {
   ///         throws for other failures.
   [[nodiscard]] void* allocate(std::size_t bytes) {
     if (bytes == 0) return nullptr;
-    if (bytes > pinned_max_request) throw std::bad_alloc{};
-    std::size_t const size = pinned_size_class(bytes);
+    if (bytes > max_request) throw std::bad_alloc{};
+    std::size_t const size = size_class(bytes);
     std::vector<Victim> victims;
     void* hit = nullptr;
     {
@@ -420,7 +420,7 @@ class PinnedPoolCore {
       Block& b = it->second;
       result.block_size = b.size;
       if (b.state != State::in_use) return {PoolStatus::double_free, b.size};
-      if (bytes > pinned_max_request || pinned_size_class(bytes) != b.size) {
+      if (bytes > max_request || size_class(bytes) != b.size) {
         return {PoolStatus::size_mismatch, b.size};
       }
       ++stats_.deallocations;
@@ -463,5 +463,5 @@ class PinnedPoolCore {
   std::uint64_t seq_{0};
 };
 
-}  // namespace detail
+}  // namespace detail::pinned
 NSIGHTKIT_DETAIL_END_NAMESPACE

@@ -1,5 +1,5 @@
 // Internal: page-locked memory and events from the CUDA runtime, for PinnedMemoryResource and
-// PinnedMemoryPool (the Backend of detail::PinnedPoolCore).
+// PinnedMemoryPool (the Backend of detail::pinned::PoolCore).
 //
 // Error policy: out of page-locked memory (cudaErrorMemoryAllocation) is std::bad_alloc; every
 // other failure is nsightkit::CudaError naming the call (no driver: cudaErrorInsufficientDriver,
@@ -14,7 +14,7 @@
 #endif
 
 #include <nsightkit/cuda_check.hpp>
-#include <nsightkit/detail/pinned_pool_core.hpp>
+#include <nsightkit/detail/pinned/pool_core.hpp>
 #include <nsightkit/stream.hpp>
 
 #include <cuda_runtime_api.h>
@@ -26,18 +26,18 @@
 #include <string>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
-namespace detail {
+namespace detail::pinned {
 
 /// The alignment every page-locked block is guaranteed to have. CUDA documents no alignment for
 /// cudaHostAlloc; measured on an H100 host (driver 580), blocks below about 1 MiB come back only
 /// 512-byte aligned (the driver sub-allocates), so nsightkit promises what cudaMalloc promises:
 /// 256 bytes, and checks it.
-inline constexpr std::size_t pinned_max_alignment = 256;
+inline constexpr std::size_t max_alignment = 256;
 
 /// What nsightkit's std::pmr resources return for zero bytes: a non-null, suitably aligned address
 /// that owns no memory. (libstdc++ declares memory_resource::allocate `returns_nonnull`, so null
 /// is not an option there.) Deallocating it with zero bytes does nothing.
-struct alignas(pinned_max_alignment) ZeroSizeBlock {
+struct alignas(max_alignment) ZeroSizeBlock {
   char unused;  ///< never read or written
 };
 
@@ -48,29 +48,29 @@ NSIGHTKIT_DETAIL_VISIBLE inline ZeroSizeBlock zero_size_block{};
 inline void* zero_size_pointer() noexcept { return &zero_size_block; }
 
 /// Throws std::invalid_argument unless `alignment` is a power of two no larger than a page.
-inline void check_pinned_alignment(std::size_t alignment, char const* who) {
+inline void check_alignment(std::size_t alignment, char const* who) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
     throw std::invalid_argument{std::string{who} + ": alignment " + std::to_string(alignment) +
                                 " is not a power of two"};
   }
-  if (alignment > pinned_max_alignment) {
+  if (alignment > max_alignment) {
     throw std::invalid_argument{std::string{who} + ": alignment " + std::to_string(alignment) +
-                                " exceeds the " + std::to_string(pinned_max_alignment) +
+                                " exceeds the " + std::to_string(max_alignment) +
                                 " bytes page-locked memory is aligned to"};
   }
 }
 
 /// cudaHostAlloc: std::bad_alloc when out of page-locked memory, CudaError for other failures.
-inline void* cuda_host_alloc(std::size_t bytes, unsigned int flags) {
+inline void* host_alloc(std::size_t bytes, unsigned int flags) {
   void* p = nullptr;
   cudaError_t const e = cudaHostAlloc(&p, bytes, flags);
   if (e == cudaSuccess) {
-    // nsightkit promises pinned_max_alignment; CUDA does not document it, so check every block.
-    if (reinterpret_cast<std::uintptr_t>(p) % pinned_max_alignment != 0) {
+    // nsightkit promises max_alignment; CUDA does not document it, so check every block.
+    if (reinterpret_cast<std::uintptr_t>(p) % max_alignment != 0) {
       (void)cudaFreeHost(p);
       throw std::runtime_error{"nsightkit: cudaHostAlloc(" + std::to_string(bytes) +
                                ") returned memory aligned to less than " +
-                               std::to_string(pinned_max_alignment) + " bytes"};
+                               std::to_string(max_alignment) + " bytes"};
     }
     return p;
   }
@@ -82,17 +82,15 @@ inline void* cuda_host_alloc(std::size_t bytes, unsigned int flags) {
 }
 
 /// cudaFreeHost, reporting (not throwing) a failure.
-inline void cuda_free_host(void* p) noexcept {
-  (void)NSIGHTKIT_CUDA_CHECK_NOTHROW(cudaFreeHost(p));
-}
+inline void free_host(void* p) noexcept { (void)NSIGHTKIT_CUDA_CHECK_NOTHROW(cudaFreeHost(p)); }
 
 /// True for the stream handles that stand for "the current device's default stream".
 inline bool is_special_stream(cudaStream_t s) noexcept {
   return s == cudaStream_t{} || s == legacy_stream_handle() || s == per_thread_stream_handle();
 }
 
-/// The CUDA backend of PinnedPoolCore: cudaHostAlloc/cudaFreeHost, events without timing.
-struct CudaPinnedBackend {
+/// The CUDA backend of PoolCore: cudaHostAlloc/cudaFreeHost, events without timing.
+struct CudaBackend {
   using Stream = cudaStream_t;  ///< a CUDA stream handle
   /// A CUDA event handle.
   struct Event {
@@ -105,10 +103,10 @@ struct CudaPinnedBackend {
   unsigned int flags{cudaHostAllocDefault};  ///< cudaHostAlloc flags
 
   /// New page-locked memory.
-  [[nodiscard]] void* allocate(std::size_t bytes) const { return cuda_host_alloc(bytes, flags); }
+  [[nodiscard]] void* allocate(std::size_t bytes) const { return host_alloc(bytes, flags); }
 
   /// Returns page-locked memory to the system.
-  void deallocate(void* p, std::size_t /*bytes*/) const noexcept { cuda_free_host(p); }
+  void deallocate(void* p, std::size_t /*bytes*/) const noexcept { free_host(p); }
 
   /// The device whose events can be recorded on `s`.
   [[nodiscard]] int device_of(cudaStream_t s) const {
@@ -179,5 +177,17 @@ struct CudaPinnedBackend {
   }
 };
 
-}  // namespace detail
+/// cudaHostAlloc inside an NVTX range ("cudaHostAlloc 1 MiB", payload = bytes): memory that
+/// bypasses the pool (PinnedMemoryResource, oversized PinnedBlocks).
+inline void* direct_allocate(std::size_t bytes, unsigned int flags) {
+  return in_memory_range(CudaBackend::allocate_label, bytes,
+                         [&] { return host_alloc(bytes, flags); });
+}
+
+/// cudaFreeHost inside an NVTX range; failures are reported on stderr.
+inline void direct_free(void* p, std::size_t bytes) noexcept {
+  in_memory_range(CudaBackend::free_label, bytes, [&] { free_host(p); });
+}
+
+}  // namespace detail::pinned
 NSIGHTKIT_DETAIL_END_NAMESPACE

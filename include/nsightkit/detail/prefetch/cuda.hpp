@@ -1,4 +1,4 @@
-// Internal: the CUDA side of nsightkit::StreamPrefetcher — the Backend of detail::PrefetchCore
+// Internal: the CUDA side of nsightkit::StreamPrefetcher — the Backend of detail::prefetch::Core
 // (events, cudaStreamWaitEvent), the owned copy stream, and the page-locked test that decides
 // whether a copy is staged.
 //
@@ -21,10 +21,10 @@
 #include <utility>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
-namespace detail {
+namespace detail::prefetch {
 
-/// The CUDA backend of PrefetchCore: events without timing, cudaStreamWaitEvent.
-struct CudaPrefetchBackend {
+/// The CUDA backend of Core: events without timing, cudaStreamWaitEvent.
+struct CudaBackend {
   using Stream = cudaStream_t;  ///< a CUDA stream handle
   using Event = cudaEvent_t;    ///< a CUDA event handle
 
@@ -82,41 +82,40 @@ struct CudaPrefetchBackend {
 
 /// A stream the prefetcher creates (non-blocking: it never synchronizes implicitly with the
 /// legacy default stream) and destroys. Move-only; empty when default-constructed.
-class OwnedPrefetchStream {
+class OwnedStream {
  public:
   /// No stream.
-  OwnedPrefetchStream() noexcept = default;
+  OwnedStream() noexcept = default;
 
   /// A new non-blocking stream on the current device. @throws CudaError
-  static OwnedPrefetchStream create() {
+  static OwnedStream create() {
     cudaStream_t s = nullptr;
     cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking),
                "cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) for "
                "nsightkit::StreamPrefetcher's copy stream",
                __FILE__, __LINE__);
-    return OwnedPrefetchStream{s};
+    return OwnedStream{s};
   }
 
   /// Takes over `other`'s stream.
-  OwnedPrefetchStream(OwnedPrefetchStream&& other) noexcept
-      : stream_{std::exchange(other.stream_, nullptr)} {}
+  OwnedStream(OwnedStream&& other) noexcept : stream_{std::exchange(other.stream_, nullptr)} {}
   /// Destroys this stream, then takes over `other`'s.
-  OwnedPrefetchStream& operator=(OwnedPrefetchStream&& other) noexcept {
+  OwnedStream& operator=(OwnedStream&& other) noexcept {
     if (this != &other) {
       reset();
       stream_ = std::exchange(other.stream_, nullptr);
     }
     return *this;
   }
-  OwnedPrefetchStream(OwnedPrefetchStream const&) = delete;
-  OwnedPrefetchStream& operator=(OwnedPrefetchStream const&) = delete;
-  ~OwnedPrefetchStream() { reset(); }
+  OwnedStream(OwnedStream const&) = delete;
+  OwnedStream& operator=(OwnedStream const&) = delete;
+  ~OwnedStream() { reset(); }
 
   /// The stream handle (null when empty).
   [[nodiscard]] cudaStream_t get() const noexcept { return stream_; }
 
  private:
-  explicit OwnedPrefetchStream(cudaStream_t s) noexcept : stream_{s} {}
+  explicit OwnedStream(cudaStream_t s) noexcept : stream_{s} {}
   void reset() noexcept {
     if (stream_ != nullptr) (void)NSIGHTKIT_CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
     stream_ = nullptr;
@@ -161,5 +160,5 @@ inline bool is_pageable(void const* p) {
   return attributes.type == cudaMemoryTypeUnregistered;
 }
 
-}  // namespace detail
+}  // namespace detail::prefetch
 NSIGHTKIT_DETAIL_END_NAMESPACE

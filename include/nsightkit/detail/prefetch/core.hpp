@@ -1,6 +1,6 @@
 // Internal: the ordering rules of nsightkit::StreamPrefetcher, free of CUDA so that they can be
 // tested on machines without a GPU. The CUDA specifics come from a Backend
-// (detail/prefetch_cuda.hpp); the CPU tests plug in a fake GPU that executes the queued work of
+// (detail/prefetch/cuda.hpp); the CPU tests plug in a fake GPU that executes the queued work of
 // each stream in an order the test chooses and logs every call.
 //
 // Backend requirements (b is a Backend, s a Backend::Stream, e a Backend::Event):
@@ -51,22 +51,22 @@
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 
-namespace detail {
+namespace detail::prefetch {
 
 /// The largest depth a prefetcher accepts: each level holds a device slot and two events.
-inline constexpr std::size_t prefetch_max_depth = 64;
+inline constexpr std::size_t max_depth = 64;
 
 /// Throws std::invalid_argument naming the first problem with a prefetcher's arguments.
-inline void check_prefetch_arguments(std::size_t depth, bool has_source, bool has_transfer,
-                                     bool has_slot_factory) {
+inline void check_arguments(std::size_t depth, bool has_source, bool has_transfer,
+                            bool has_slot_factory) {
   if (depth == 0) {
     throw std::invalid_argument{
         "nsightkit::StreamPrefetcher: depth must be at least 1 (1 = no overlap, 2 = double "
         "buffering), got 0"};
   }
-  if (depth > prefetch_max_depth) {
+  if (depth > max_depth) {
     throw std::invalid_argument{"nsightkit::StreamPrefetcher: depth " + std::to_string(depth) +
-                                " exceeds the maximum of " + std::to_string(prefetch_max_depth) +
+                                " exceeds the maximum of " + std::to_string(max_depth) +
                                 " (each level holds one device slot)"};
   }
   if (!has_source) {
@@ -81,35 +81,31 @@ inline void check_prefetch_arguments(std::size_t depth, bool has_source, bool ha
   }
 }
 
-}  // namespace detail
-
-namespace detail {
-
 /// The end of a prefetcher's range (a sentinel: a prefetcher is an input range).
-struct PrefetchEnd {};
+struct End {};
 
 /// The input iterator of a prefetcher: dereferencing gives the current batch, ++ releases it
 /// and moves to the next (which may throw the exception of the batch that failed).
-template <class Core>
-class PrefetchIterator {
+template <class CoreT>
+class Iterator {
  public:
   using iterator_category = std::input_iterator_tag;  ///< single pass
-  using value_type = typename Core::Batch;            ///< the batch type
+  using value_type = typename CoreT::Batch;           ///< the batch type
   using difference_type = std::ptrdiff_t;             ///< required by iterator_traits
   using pointer = value_type*;                        ///< pointer to the batch
   using reference = value_type&;                      ///< reference to the batch
 
   /// A singular iterator.
-  PrefetchIterator() noexcept = default;
+  Iterator() noexcept = default;
   /// An iterator over `core`'s current batch.
-  explicit PrefetchIterator(Core* core) noexcept : core_{core} {}
+  explicit Iterator(CoreT* core) noexcept : core_{core} {}
 
   /// The current batch. @throws std::logic_error at the end
   reference operator*() const { return core_->current(); }
   /// The current batch. @throws std::logic_error at the end
   pointer operator->() const { return &core_->current(); }
   /// Releases the current batch and moves to the next. @throws what the next batch failed with
-  PrefetchIterator& operator++() {
+  Iterator& operator++() {
     core_->advance();
     return *this;
   }
@@ -117,25 +113,25 @@ class PrefetchIterator {
   void operator++(int) { core_->advance(); }
 
   /// True when no batch is current.
-  friend bool operator==(PrefetchIterator const& i, PrefetchEnd) noexcept {
+  friend bool operator==(Iterator const& i, End) noexcept {
     return i.core_ == nullptr || !i.core_->holding();
   }
   /// True when no batch is current.
-  friend bool operator==(PrefetchEnd e, PrefetchIterator const& i) noexcept { return i == e; }
+  friend bool operator==(End e, Iterator const& i) noexcept { return i == e; }
   /// True while a batch is current.
-  friend bool operator!=(PrefetchIterator const& i, PrefetchEnd e) noexcept { return !(i == e); }
+  friend bool operator!=(Iterator const& i, End e) noexcept { return !(i == e); }
   /// True while a batch is current.
-  friend bool operator!=(PrefetchEnd e, PrefetchIterator const& i) noexcept { return !(i == e); }
+  friend bool operator!=(End e, Iterator const& i) noexcept { return !(i == e); }
 
  private:
-  Core* core_{nullptr};
+  CoreT* core_{nullptr};
 };
 
 /// The state and rules of a prefetcher (see the file comment), parameterised on the backend.
 /// Single-threaded by design: the consumer's thread drives it. Not copyable or movable (the
 /// iterator and the transfer refer to it by address).
 template <class Backend, class HostBatch, class Slot>
-class PrefetchCore {
+class Core {
  public:
   using Stream = typename Backend::Stream;                               ///< backend stream handle
   using Event = typename Backend::Event;                                 ///< backend event handle
@@ -143,22 +139,22 @@ class PrefetchCore {
   using Source = std::function<std::optional<HostBatch>()>;              ///< produces host batches
   using Transfer = std::function<void(HostBatch&, Slot&, std::size_t)>;  ///< enqueues copies
   using SlotFactory = std::function<Slot(std::size_t)>;                  ///< makes the device slots
-  using iterator = PrefetchIterator<PrefetchCore>;                       ///< the input iterator
+  using iterator = Iterator<Core>;                                       ///< the input iterator
 
   /// Makes `depth` slots with `make_slot(0)` … `make_slot(depth - 1)` and two events per slot.
   /// Nothing is fetched before begin().
   /// @throws std::invalid_argument for a bad depth or an empty function; whatever make_slot or
   ///         Backend::create_event throws
-  PrefetchCore(Source source, Transfer transfer, SlotFactory const& make_slot, std::size_t depth,
-               Stream compute, Stream copy, Backend backend = Backend{})
+  Core(Source source, Transfer transfer, SlotFactory const& make_slot, std::size_t depth,
+       Stream compute, Stream copy, Backend backend = Backend{})
       : backend_{std::move(backend)},
         source_{std::move(source)},
         transfer_{std::move(transfer)},
         compute_{compute},
         copy_{copy},
         depth_{depth} {
-    check_prefetch_arguments(depth, static_cast<bool>(source_), static_cast<bool>(transfer_),
-                             static_cast<bool>(make_slot));
+    check_arguments(depth, static_cast<bool>(source_), static_cast<bool>(transfer_),
+                    static_cast<bool>(make_slot));
     try {
       entries_.reserve(depth);
       for (std::size_t i = 0; i < depth; ++i) {
@@ -176,13 +172,13 @@ class PrefetchCore {
     }
   }
 
-  PrefetchCore(PrefetchCore const&) = delete;
-  PrefetchCore& operator=(PrefetchCore const&) = delete;
+  Core(Core const&) = delete;
+  Core& operator=(Core const&) = delete;
 
   /// Waits for the work that may still touch a slot or a host batch — the copies in flight, and
   /// the compute work queued while a batch was held — then destroys events, host batches and
   /// slots. Never throws.
-  ~PrefetchCore() {
+  ~Core() {
     if (holding_) {
       // break, or an exception in the loop body: the consumer's queued work may read the slot.
       Entry& e = entry(current_);
@@ -214,7 +210,7 @@ class PrefetchCore {
   }
 
   /// The end sentinel.
-  [[nodiscard]] PrefetchEnd end() const noexcept { return {}; }
+  [[nodiscard]] End end() const noexcept { return {}; }
 
   /// Issues the first `depth` transfers and delivers batch 0 (see begin()).
   void start() {
@@ -275,8 +271,7 @@ class PrefetchCore {
   enum class State : std::uint8_t { idle, ready, faulted, held };
 
   struct Entry {
-    Entry(Slot&& slot, std::size_t slot_index)
-        : batch{PrefetchBatchKey{}, std::move(slot), slot_index} {}
+    Entry(Slot&& slot, std::size_t slot_index) : batch{BatchKey{}, std::move(slot), slot_index} {}
     Batch batch;
     Event copied{};
     Event released{};
@@ -430,5 +425,34 @@ class PrefetchCore {
   bool broken_{false};       // a backend call failed: the destructor synchronizes the streams
 };
 
-}  // namespace detail
+template <class It, class Sent, class HostBatch, class = void>
+struct IsBatchIterator : std::false_type {};
+
+template <class It, class Sent, class HostBatch>
+struct IsBatchIterator<It, Sent, HostBatch,
+                       std::void_t<decltype(*std::declval<It&>()), decltype(++std::declval<It&>()),
+                                   decltype(static_cast<bool>(std::declval<It const&>() ==
+                                                              std::declval<Sent const&>()))>>
+    : std::is_constructible<HostBatch, decltype(*std::declval<It&>())> {};
+
+/// True when [It, Sent) is an iterator range whose elements construct a HostBatch.
+template <class It, class Sent, class HostBatch>
+inline constexpr bool is_batch_iterator = IsBatchIterator<It, Sent, HostBatch>::value;
+
+/// A source over an iterator range: each call constructs the next HostBatch from `*it`.
+template <class It, class Sent, class HostBatch>
+struct RangeSource {
+  It it;     ///< the next element
+  Sent end;  ///< the end of the range
+
+  /// The next batch, or std::nullopt at the end.
+  std::optional<HostBatch> operator()() {
+    if (it == end) return std::nullopt;
+    std::optional<HostBatch> batch{std::in_place, *it};
+    ++it;
+    return batch;
+  }
+};
+
+}  // namespace detail::prefetch
 NSIGHTKIT_DETAIL_END_NAMESPACE
