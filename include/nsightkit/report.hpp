@@ -13,10 +13,10 @@
  * @endcode
  *
  * Grammar: a comma-separated list of `table[=stderr|stdout|PATH]`, `json=PATH`, `csv=PATH`,
- * `trace=PATH`, `captured[=on|off]`, `threads[=on|off]`, `gpu=on|off`, `samples=N`,
- * `trace-events=N`, `paths=N`, `depth=N`; or an off word (`0`, `off`, `none`, `false`, `no`, any
- * case). Modifiers without an output mean
- * `table`. A bad value prints one message naming the variable and the bad item and leaves the
+ * `trace=PATH` (gzip-compressed when it ends in `.gz`), `html=PATH` (the HTML page),
+ * `trace-size=BYTES[k|M|G]` (the trace's size cap), `captured[=on|off]`, `threads[=on|off]`,
+ * `gpu=on|off`, `samples=N`, `trace-events=N`, `paths=N`, `depth=N`; or an off word (`0`, `off`,
+ * `none`, `false`, `no`, any case). Modifiers without an output mean `table`. A bad value prints one message naming the variable and the bad item and leaves the
  * report off (the program runs on); ReportOptions::parse() throws std::invalid_argument instead.
  * Paths cannot contain commas.
  *
@@ -52,6 +52,7 @@
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/process.hpp>
+#include <nsightkit/detail/report/html.hpp>
 #include <nsightkit/detail/report/options.hpp>
 #include <nsightkit/detail/report/output.hpp>
 #include <nsightkit/range.hpp>
@@ -246,7 +247,38 @@ class Report {
   }
 
   /**
-   * @brief Writes every output the options configure (table, json, csv, trace) now.
+   * @brief The HTML page of `snapshot`: one self-contained file (inline styles and scripts, no
+   *        network) with an icicle view of the path tree, the sortable and filterable table,
+   *        steps over the run and top kernels per module. See docs/report-html.md.
+   *
+   * The page inlines the chart library d3 3.x: the copy a CMake build inlined, else the file
+   * `NSIGHTKIT_REPORT_D3` names, else Debian's libjs-d3; without one the page holds the data and
+   * says how to complete it with tools/nsightkit_html.py.
+   * @param snapshot from snapshot()
+   */
+  [[nodiscard]] static std::string html_page(ReportSnapshot const& snapshot) {
+    return detail::report::html_page(snapshot);
+  }
+
+  /**
+   * @brief Writes the HTML page of the data recorded so far to `path` now.
+   *
+   * The name goes through output_path(); the file is written as the other outputs are (to a
+   * temporary renamed into place, to a fallback in the working directory when that fails).
+   * @param path the page's file name, e.g. "report.html"
+   * @return false when it could not be written (reported on stderr), or under NSIGHTKIT_DISABLE.
+   */
+  static bool write_html(std::string const& path) noexcept {
+#if NSIGHTKIT_ENABLED
+    return detail::report::write_html_file(path);
+#else
+    (void)path;
+    return false;
+#endif
+  }
+
+  /**
+   * @brief Writes every output the options configure (table, json, csv, trace, html) now.
    *
    * File names go through output_path(). Also what happens at exit with ReportOptions::at_exit.
    * @return false when a file could not be written (reported on stderr), or when nothing was

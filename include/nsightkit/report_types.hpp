@@ -94,6 +94,12 @@ struct ReportOptions {
   /// only; 0 = every depth), so layers can be timed without paying two events per op.
   std::size_t gpu_depth{0};
 
+  /// Path of the HTML page ("" for none): one self-contained file (docs/report-html.md).
+  std::string html{};
+  /// The largest trace, in bytes of JSON (before compression; 0: no limit). Past it the oldest
+  /// events are left out and the trace says so (otherData.size_cap).
+  std::size_t max_trace_bytes{std::size_t{256} << 20};
+
   /**
    * @brief Parses the `NSIGHTKIT_REPORT` grammar (see the file comment).
    * @param spec e.g. "table,trace=out.json"
@@ -248,6 +254,15 @@ struct GpuTimingStats {
   std::vector<GpuStreamStats> streams;  ///< per stream
 };
 
+/// Consecutive capture-window steps, as the report's step series keeps them: one step each
+/// while a run has at most 2048, else neighbours merged so the whole run fits in 2048 points.
+struct StepPoint {
+  std::int64_t start_ns{0};  ///< when the first of them began, from enable() (or reset())
+  std::uint64_t steps{0};    ///< how many steps
+  std::int64_t total_ns{0};  ///< their summed durations
+  std::int64_t max_ns{0};    ///< the longest of them
+};
+
 /**
  * @brief Everything the report knows at one moment, as plain values.
  *
@@ -271,6 +286,8 @@ struct ReportSnapshot {
   /// In a child forked from a process that ran the report: the parent's process id (the child's
   /// report starts empty at the fork and writes files of its own); else 0.
   long forked_from{0};
+  /// Capture-window step times over the run, in order (bounded; see StepPoint).
+  std::vector<StepPoint> step_series;
 
   /// The merged row of `path`, or nullptr.
   [[nodiscard]] PathStats const* find(std::string_view path) const noexcept {

@@ -8,6 +8,7 @@
 #include <nsightkit/detail/cuda_driver.hpp>
 #include <nsightkit/detail/process.hpp>
 #include <nsightkit/detail/report/gpu_events.hpp>
+#include <nsightkit/detail/report/html.hpp>
 #include <nsightkit/detail/report/options.hpp>
 #include <nsightkit/detail/report/output.hpp>
 #include <nsightkit/detail/report/output_file.hpp>
@@ -275,6 +276,7 @@ inline std::vector<FileOutput> file_outputs(ReportOptions const& o) {
   if (!o.json.empty()) out.push_back(FileOutput{"summary JSON", &o.json, "summary", ".json"});
   if (!o.csv.empty()) out.push_back(FileOutput{"summary CSV", &o.csv, "summary", ".csv"});
   if (!o.trace.empty()) out.push_back(FileOutput{"trace", &o.trace, "trace", ".json"});
+  if (!o.html.empty()) out.push_back(FileOutput{"HTML page", &o.html, "report", ".html"});
   return out;
 }
 
@@ -284,6 +286,7 @@ inline void check_outputs(ReportOptions const& o) {
   for (FileOutput const& f : file_outputs(o)) {
     std::string const path = output_path_here(*f.path);
     std::string const why = check_output_path(path);
+    if (f.path == &o.trace) say_if_uncompressed(path);
     if (why.empty()) continue;
     std::fprintf(stderr,
                  "nsightkit report: the %s cannot be written to '%s' (%s); unless that changes, "
@@ -429,6 +432,8 @@ inline bool write() noexcept {
           summary_json(sink, snap);
         } else if (what == "summary CSV") {
           summary_csv(sink, snap);
+        } else if (what == "HTML page") {
+          write_html(sink, snap, html_library());
         } else {
           write_trace(sink);
         }
@@ -448,6 +453,25 @@ inline bool write() noexcept {
   }
   NSIGHTKIT_DETAIL_CATCH(...) {
     std::fprintf(stderr, "nsightkit report: out of memory while taking the report's snapshot\n");
+  }
+  return false;
+}
+
+/// Report::write_html(): the page of the data so far, to `path` (through output_path_here()).
+inline bool write_html_file(std::string const& path) noexcept {
+  if (state() == nullptr) return false;
+  NSIGHTKIT_DETAIL_TRY {
+    ReportSnapshot const snap = snapshot();
+    HtmlLibrary const lib = html_library();
+    std::string const target = output_path_here(path);
+    auto produce = [&](TextSink& sink) { write_html(sink, snap, lib); };
+    std::string done;
+    bool const ok = write_output(target, "HTML page", "report", ".html", produce, done);
+    if (!done.empty()) std::fprintf(stderr, "nsightkit report: wrote %s\n", done.c_str());
+    return ok;
+  }
+  NSIGHTKIT_DETAIL_CATCH(...) {
+    std::fprintf(stderr, "nsightkit report: out of memory while writing the HTML page\n");
   }
   return false;
 }

@@ -21,7 +21,8 @@ namespace detail::report {
 
 /// What the grammar accepts, quoted in every parse error.
 inline constexpr char const report_grammar[] =
-    "a comma-separated list of: table[=stderr|stdout|PATH], json=PATH, csv=PATH, trace=PATH, "
+    "a comma-separated list of: table[=stderr|stdout|PATH], json=PATH, csv=PATH, "
+    "trace=PATH[.gz], html=PATH, trace-size=BYTES[k|M|G], "
     "captured[=on|off], threads[=on|off], gpu=on|off|auto|events|cupti, gpu-depth=N, samples=N, "
     "trace-events=N, paths=N, depth=N; or an off word (0, off, none, false, no: report off)";
 
@@ -31,12 +32,16 @@ inline constexpr std::size_t default_max_depth = 128;
 /// Names two outputs that would write the same file ("" when none do): the second would
 /// silently replace the first.
 inline std::string output_clash(ReportOptions const& o) {
-  std::pair<char const*, std::string const*> const files[] = {
-      {"table", &o.table}, {"json", &o.json}, {"csv", &o.csv}, {"trace", &o.trace}};
-  for (std::size_t i = 0; i < 4; ++i) {
+  std::pair<char const*, std::string const*> const files[] = {{"table", &o.table},
+                                                              {"json", &o.json},
+                                                              {"csv", &o.csv},
+                                                              {"trace", &o.trace},
+                                                              {"html", &o.html}};
+  constexpr std::size_t n = sizeof files / sizeof files[0];
+  for (std::size_t i = 0; i < n; ++i) {
     std::string const& a = *files[i].second;
     if (a.empty() || (i == 0 && (a == "stderr" || a == "stdout"))) continue;
-    for (std::size_t j = i + 1; j < 4; ++j) {
+    for (std::size_t j = i + 1; j < n; ++j) {
       if (*files[j].second == a) {
         return std::string{files[i].first} + " and " + files[j].first + " both write " +
                quote_value(a) + " (give each output its own file)";
@@ -44,6 +49,27 @@ inline std::string output_clash(ReportOptions const& o) {
     }
   }
   return {};
+}
+
+/// Parses a byte count with an optional binary suffix ("64M", "512k", "1G", "100000"); 0 means no
+/// limit, else at least 4 KiB (a trace smaller than its metadata holds nothing).
+inline bool parse_size(std::string_view v, std::size_t& out) noexcept {
+  std::uint64_t scale = 1;
+  if (!v.empty()) {
+    char const c = v.back();
+    scale = c == 'k' || c == 'K'   ? 1u << 10
+            : c == 'm' || c == 'M' ? 1u << 20
+            : c == 'g' || c == 'G' ? 1u << 30
+                                   : 1;
+    if (scale != 1) v.remove_suffix(1);
+  }
+  std::uint64_t n = 0;
+  if (!parse_count(v, 0, (std::uint64_t{1} << 50) / scale, n)) return false;
+  n *= scale;
+  if (n != 0 && n < 4096) return false;
+  if (n > std::numeric_limits<std::size_t>::max()) return false;
+  out = static_cast<std::size_t>(n);
+  return true;
 }
 
 /**
@@ -84,6 +110,7 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
                                                "captured",     "threads", "gpu",   "samples",
                                                "trace-events", "paths",   "depth", "gpu-depth"};
   bool seen[count] = {};
+  bool seen_html = false, seen_trace_size = false;
   std::size_t pos = 0;
   while (pos <= spec.size()) {
     std::size_t const comma = spec.find(',', pos);
@@ -100,6 +127,25 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
     if (has_value && value.empty()) return fail("empty value in " + quoted);
     if (!has_value && is_off_word(word)) {
       return fail(quoted + " turns the report off and cannot be combined with other items");
+    }
+    if (word == "html" || word == "trace-size") {  // the HTML page and the trace's size cap
+      bool& once = word == "html" ? seen_html : seen_trace_size;
+      if (once) {
+        error = "'" + std::string{word} + "' given twice; expected " + report_grammar;
+        return false;
+      }
+      once = true;
+      if (!has_value) {
+        return fail(quoted + (word == "html" ? " needs a file path (html=PATH)"
+                                             : " needs a size (trace-size=BYTES, e.g. 64M)"));
+      }
+      if (word == "html") {
+        o.html = std::string{value};
+      } else if (!parse_size(value, o.max_trace_bytes)) {
+        return fail("bad size in " + quoted +
+                    " (bytes, with k, M or G for 2^10, 2^20, 2^30; at least 4k; 0: no limit)");
+      }
+      continue;
     }
     int key = count;
     if (!has_value && is_on_word(word)) {
@@ -168,7 +214,8 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
     }
   }
   // Modifiers alone ("captured") still mean "report": the table on stderr.
-  if (o.table.empty() && o.json.empty() && o.csv.empty() && o.trace.empty()) o.table = "stderr";
+  if (o.table.empty() && o.json.empty() && o.csv.empty() && o.trace.empty() && o.html.empty())
+    o.table = "stderr";
   std::string const clash = output_clash(o);
   if (!clash.empty()) return fail(clash);
   on = true;

@@ -477,6 +477,13 @@ inline void summary_json(TextSink& sink, ReportSnapshot const& s) {
   }
   out += "],\n\"steps\":";
   json_time(out, s.steps);
+  out += ",\n\"step_series\":[";  // [start_ns, steps, total_ns, max_ns] per point
+  for (std::size_t i = 0; i < s.step_series.size(); ++i) {
+    StepPoint const& p = s.step_series[i];
+    fmt::format_to(std::back_inserter(out), "{}[{},{},{},{}]", i == 0 ? "" : ",", p.start_ns,
+                   p.steps, p.total_ns, p.max_ns);
+  }
+  out += ']';
   out += ",\n\"start_end_ranges\":[";
   for (std::size_t i = 0; i < s.start_end.size(); ++i) {
     if (i != 0) out += ',';

@@ -8,15 +8,22 @@
 // - When the target fails (no space, no permission, an I/O error) the same content goes to a
 //   fallback file in the working directory, and the message gives the reason (errno) and the
 //   fallback's name.
+// - A path ending in ".gz" is written gzip-compressed, through zlib loaded at run time
+//   (libz.so.1, the system's: nothing to link, and the library builds without zlib). Where zlib or
+//   the stream it needs (glibc's fopencookie) is missing, the file is written uncompressed
+//   without the ".gz", and enabling the report says so once.
 #pragma once
 
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/process.hpp>
 #include <nsightkit/detail/report/output.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 #include <string_view>
 
@@ -25,12 +32,202 @@
 #include <io.h>
 #include <sys/stat.h>
 #else
+#include <dlfcn.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 #endif
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::report {
+
+// ---------------------------------------------------------------------------------------------
+// gzip through the system's zlib, loaded at run time
+
+namespace gzip {
+
+/// zlib's z_stream, as its ABI defines it (zlib.h is not included: its typedefs and macros would
+/// reach every program that includes the report; tests/report_html checks the layout against it).
+struct Stream {
+  unsigned char const* next_in;
+  unsigned avail_in;
+  unsigned long total_in;
+  unsigned char* next_out;
+  unsigned avail_out;
+  unsigned long total_out;
+  char const* msg;
+  void* state;
+  void* (*zalloc)(void*, unsigned, unsigned);
+  void (*zfree)(void*, void*);
+  void* opaque;
+  int data_type;
+  unsigned long adler;
+  unsigned long reserved;
+};
+
+struct Api {
+  char const* (*version)();
+  int (*deflate_init2)(Stream*, int level, int method, int window_bits, int mem_level, int strategy,
+                       char const* version, int stream_size);
+  int (*deflate)(Stream*, int flush);
+  int (*deflate_end)(Stream*);
+  char const* unavailable;  // why gzip cannot be written here, or null
+};
+
+inline Api load() noexcept {
+  Api a{};
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+  void* lib = ::dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    a.unavailable = "the zlib library libz.so.1 could not be loaded";
+    return a;
+  }
+  static_assert(sizeof(void*) == sizeof(a.version), "function pointers must be pointer-sized");
+  a.version = reinterpret_cast<char const* (*)()>(::dlsym(lib, "zlibVersion"));
+  a.deflate_init2 = reinterpret_cast<int (*)(Stream*, int, int, int, int, int, char const*, int)>(
+      ::dlsym(lib, "deflateInit2_"));
+  a.deflate = reinterpret_cast<int (*)(Stream*, int)>(::dlsym(lib, "deflate"));
+  a.deflate_end = reinterpret_cast<int (*)(Stream*)>(::dlsym(lib, "deflateEnd"));
+  if (a.version == nullptr || a.deflate_init2 == nullptr || a.deflate == nullptr ||
+      a.deflate_end == nullptr) {
+    a.unavailable = "libz.so.1 lacks deflate's entry points";
+  } else if (a.version()[0] != '1') {
+    a.unavailable = "libz.so.1 is not zlib 1.x";
+  }
+#else
+  a.unavailable = "gzip output needs glibc (fopencookie) and zlib, which this platform lacks";
+#endif
+  return a;
+}
+
+inline Api const& api() noexcept {
+  static Api const a = load();
+  return a;
+}
+
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+/// A FILE whose writes are compressed into `out` (gzip format).
+struct File {
+  Stream z{};
+  std::FILE* out{nullptr};
+  unsigned char buf[1 << 16];
+
+  /// Runs deflate until the input is consumed (and, with `flush` = Z_FINISH, the end written).
+  bool pump(int flush) noexcept {
+    Api const& a = api();
+    for (;;) {
+      z.next_out = buf;
+      z.avail_out = sizeof buf;
+      int const rc = a.deflate(&z, flush);
+      if (rc != 0 && rc != 1 && rc != -5) return false;  // Z_OK, Z_STREAM_END, Z_BUF_ERROR
+      std::size_t const n = sizeof buf - z.avail_out;
+      if (n != 0 && std::fwrite(buf, 1, n, out) != n) return false;
+      if (flush == 4 ? rc == 1 : (z.avail_in == 0 && z.avail_out != 0)) return true;
+      if (rc == -5 && n == 0) return flush != 4;
+    }
+  }
+
+  static ssize_t write(void* cookie, char const* data, std::size_t size) noexcept {
+    auto* f = static_cast<File*>(cookie);
+    std::size_t done = 0;
+    while (done < size) {  // avail_in is 32-bit
+      std::size_t const n = std::min<std::size_t>(size - done, std::size_t{1} << 30);
+      f->z.next_in = reinterpret_cast<unsigned char const*>(data + done);
+      f->z.avail_in = static_cast<unsigned>(n);
+      if (!f->pump(0)) {  // Z_NO_FLUSH
+        if (errno == 0) errno = EIO;
+        return -1;
+      }
+      done += n;
+    }
+    return static_cast<ssize_t>(size);
+  }
+
+  static int close(void* cookie) noexcept {
+    auto* f = static_cast<File*>(cookie);
+    f->z.next_in = nullptr;
+    f->z.avail_in = 0;
+    bool ok = f->pump(4);  // Z_FINISH
+    int e = ok ? 0 : (errno != 0 ? errno : EIO);
+    api().deflate_end(&f->z);
+    if (std::fclose(f->out) != 0 && ok) {
+      ok = false;
+      e = errno;
+    }
+    delete f;
+    if (!ok) errno = e;
+    return ok ? 0 : -1;
+  }
+};
+#endif
+
+/// Opens `path` for writing gzip; null with errno (or a reason in `why`) when it cannot.
+inline std::FILE* open(std::string const& path, std::string& why) noexcept {
+  Api const& a = api();
+  if (a.unavailable != nullptr) {
+    why = a.unavailable;
+    return nullptr;
+  }
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+  auto* f = new (std::nothrow) File{};
+  if (f == nullptr) {
+    why = "out of memory";
+    return nullptr;
+  }
+  // Level 6 (zlib's default), gzip wrapper (window bits 15 + 16), memory level 8.
+  if (a.deflate_init2(&f->z, 6, 8, 15 + 16, 8, 0, a.version(), static_cast<int>(sizeof(Stream))) !=
+      0) {
+    delete f;
+    why = "zlib refused to start a gzip stream";
+    return nullptr;
+  }
+  f->out = std::fopen(path.c_str(), "wb");
+  if (f->out == nullptr) {
+    why = std::string{"cannot open it: "} + std::strerror(errno);
+    a.deflate_end(&f->z);
+    delete f;
+    return nullptr;
+  }
+  cookie_io_functions_t const io{nullptr, &File::write, nullptr, &File::close};
+  std::FILE* stream = ::fopencookie(f, "w", io);
+  if (stream == nullptr) {
+    why = "cannot make a compressing stream";
+    std::fclose(f->out);
+    a.deflate_end(&f->z);
+    delete f;
+  }
+  return stream;
+#else
+  (void)path;
+  why = a.unavailable;
+  return nullptr;
+#endif
+}
+
+}  // namespace gzip
+
+/// True when `path` asks for gzip (ends in ".gz").
+inline bool wants_gzip(std::string const& path) noexcept {
+  return path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+}
+
+/// The file an output really goes to: without ".gz" when gzip cannot be written here.
+inline std::string effective_path(std::string const& path) {
+  if (wants_gzip(path) && gzip::api().unavailable != nullptr)
+    return path.substr(0, path.size() - 3);
+  return path;
+}
+
+/// Says once, on stderr, that `path` (".gz") will be written uncompressed, and why.
+inline void say_if_uncompressed(std::string const& path) {
+  if (!wants_gzip(path) || gzip::api().unavailable == nullptr) return;
+  static std::atomic<bool> said{false};
+  if (said.exchange(true)) return;
+  std::fprintf(stderr,
+               "nsightkit report: '%s' is written uncompressed as '%s': gzip is not available "
+               "(%s)\n",
+               path.c_str(), effective_path(path).c_str(), gzip::api().unavailable);
+}
 
 /// The directory part of `path` ("" for a bare file name).
 inline std::string parent_directory(std::string const& path) {
@@ -121,8 +318,10 @@ inline std::string write_one_file(std::string const& path, Produce& produce) {
   bool const in_place = k == PathKind::other;  // a device or a pipe: no rename over it
   std::string const target =
       in_place ? path : path + ".nsightkit-tmp." + std::to_string(process_id());
-  std::FILE* f = std::fopen(target.c_str(), "wb");
-  if (f == nullptr) return std::string{"cannot open it: "} + std::strerror(errno);
+  std::string why;
+  std::FILE* f = wants_gzip(path) ? gzip::open(target, why) : std::fopen(target.c_str(), "wb");
+  if (f == nullptr)
+    return why.empty() ? std::string{"cannot open it: "} + std::strerror(errno) : why;
   TextSink sink{f};
   produce(sink);
   sink.flush();
@@ -145,8 +344,9 @@ inline std::string write_one_file(std::string const& path, Produce& produce) {
 /// Returns true when the content reached `path`; `wrote` gets "PATH (what)" for the summary line.
 /// Every failure is one message on stderr with its reason.
 template <class Produce>
-inline bool write_output(std::string const& path, char const* what, char const* stem,
+inline bool write_output(std::string const& asked, char const* what, char const* stem,
                          char const* extension, Produce&& produce, std::string& wrote) {
+  std::string const path = effective_path(asked);
   std::string why;
   NSIGHTKIT_DETAIL_TRY { why = write_one_file(path, produce); }
   NSIGHTKIT_DETAIL_CATCH(...) { why = "out of memory while writing it"; }

@@ -184,6 +184,7 @@ inline void Sink::on_pop(char const* domain) noexcept {
       ++td->ranges;
       if (f.step) {
         td->steps.add(dur, cap);
+        td->step_series.add(f.start, dur);
       } else if (f.aggregated && f.node < td->nodes.size()) {
         td->nodes[f.node].cpu.add(dur, cap);
       }

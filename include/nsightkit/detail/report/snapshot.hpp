@@ -7,6 +7,7 @@
 #include <nsightkit/detail/report/record.hpp>
 #include <nsightkit/detail/report/state.hpp>
 #include <nsightkit/detail/report/stats.hpp>
+#include <nsightkit/detail/report/step_series.hpp>
 #include <nsightkit/detail/thread.hpp>
 #include <nsightkit/report_types.hpp>
 
@@ -173,10 +174,12 @@ inline ReportSnapshot snapshot() {
   if (src != nullptr) src->flush(*s);
 
   std::vector<ThreadData*> threads;
+  std::int64_t origin = 0;
   {
     std::lock_guard<std::mutex> lock{s->mutex};
     snap.captured_only = s->options.captured_only;
-    snap.run_ns = s->now() - s->origin.load(std::memory_order_relaxed);
+    origin = s->origin.load(std::memory_order_relaxed);
+    snap.run_ns = s->now() - origin;
     for (auto const& t : s->threads) threads.push_back(t.get());
   }
 
@@ -188,12 +191,14 @@ inline ReportSnapshot snapshot() {
   std::vector<NodeCopy> merged;
   std::unordered_map<std::string, std::uint32_t> merged_index;
   Distribution steps;
+  std::vector<StepPoint> series;
   std::vector<MarkStats> marks;
   std::unordered_map<std::string, std::size_t> mark_index;
   for (ThreadData* td : threads) {
     ThreadStats info;
     std::vector<NodeCopy> nodes;
     Distribution thread_steps;
+    std::vector<StepPoint> thread_series;
     std::vector<Mark> thread_marks;
     {
       SpinGuard lock{td->lock};
@@ -208,6 +213,7 @@ inline ReportSnapshot snapshot() {
       for (Node const& n : td->nodes)
         nodes.push_back(NodeCopy{n.parent, n.domain, n.name, n.cpu, n.gpu, GpuWork{}});
       thread_steps = td->steps;
+      thread_series = td->step_series.points();
       thread_marks = td->marks;
     }
     info.exited = td->exited.load(std::memory_order_acquire) && info.id != self;
@@ -236,6 +242,7 @@ inline ReportSnapshot snapshot() {
       to_merged[i] = it->second;
     }
     steps.merge(thread_steps);
+    series.insert(series.end(), thread_series.begin(), thread_series.end());
     for (Mark const& m : thread_marks) {
       auto [it, fresh] = mark_index.emplace(key(m.domain, m.name), marks.size());
       if (fresh) marks.push_back(MarkStats{m.name, m.domain, 0});
@@ -245,6 +252,8 @@ inline ReportSnapshot snapshot() {
   }
   emit_tree(merged, 0, snap.paths, names);
   snap.steps = time_stats(steps);
+  snap.step_series = StepSeries::merged(std::move(series));
+  for (StepPoint& p : snap.step_series) p.start_ns -= origin;
   snap.marks = std::move(marks);
   {
     std::lock_guard<std::mutex> lock{s->se_mutex};

@@ -17,6 +17,7 @@
 #include <nsightkit/detail/report/clock.hpp>
 #include <nsightkit/detail/report/gpu_source.hpp>
 #include <nsightkit/detail/report/stats.hpp>
+#include <nsightkit/detail/report/step_series.hpp>
 #include <nsightkit/detail/sinks.hpp>
 #include <nsightkit/detail/thread.hpp>
 #include <nsightkit/report_types.hpp>
@@ -227,6 +228,7 @@ struct ThreadData {
   std::unordered_map<std::string, std::uint32_t> mark_index;
   std::vector<Instant> instants;
   Distribution steps;
+  StepSeries step_series;  // the steps in order, bounded (the HTML page's step chart)
   std::uint64_t ranges{0};
   std::uint64_t trace_dropped{0};
   std::uint64_t paths_over_limit{0};
@@ -272,6 +274,7 @@ struct ThreadData {
     mark_index.clear();
     instants.clear();
     steps = Distribution{};
+    step_series.clear();
     ranges = 0;
     trace_dropped = 0;
     paths_over_limit = 0;

@@ -2,6 +2,11 @@
 // thread with its ranges ("X"), marks ("i") and step ranges, one track per GPU stream with the GPU
 // slices the source measured, start/end ranges as async "b"/"e" pairs, and metadata naming the
 // process, threads and streams. Streamed into a TextSink.
+//
+// Size cap (ReportOptions::max_trace_bytes, trace-size=): the trace is written twice over the
+// same copied data, first only measuring each event's bytes, then for real leaving out the
+// oldest events (by end time: ranges still running at the cut stay, as do all metadata) so that
+// the file stays under the cap; otherData.size_cap and an instant event at the cut say so.
 #pragma once
 
 #include <nsightkit/config.hpp>
@@ -17,6 +22,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -43,6 +49,7 @@ struct ThreadTraceCopy {
   std::vector<std::string> mark_names;
   std::vector<GpuSlice> gpu;
   std::vector<GpuTrack> tracks;
+  bool prepared{false};  // names escaped and events sorted (a copy is written twice under a cap)
 };
 
 inline ThreadTraceCopy copy_for_trace(ThreadData& td, std::uint64_t& dropped) {
@@ -79,6 +86,39 @@ class TraceWriter {
   TraceWriter(TextSink& sink, long pid, std::int64_t origin) noexcept
       : sink_{sink}, out_{sink.buffer()}, pid_{pid}, origin_{origin} {}
 
+  /// The measuring pass: events are formatted, their sizes noted, and nothing is kept.
+  void measure() noexcept { measure_ = true; }
+  /// Leaves out every event whose end time is at or before `cutoff`.
+  void keep_after(std::int64_t cutoff) noexcept { cutoff_ = cutoff; }
+  /// Events left out by the cut.
+  [[nodiscard]] std::uint64_t cut() const noexcept { return cut_; }
+
+  /// After the measuring pass: the cut that keeps the newest events within `budget` bytes
+  /// (metadata first), or the lowest time when all of them fit.
+  std::int64_t cutoff_for(std::size_t budget) {
+    std::sort(sizes_.begin(), sizes_.end(),
+              [](auto const& a, auto const& b) { return a.first > b.first; });
+    std::size_t total = 0;
+    for (auto const& [key, size] : sizes_) {
+      if (total + size > budget) return key;
+      total += size;
+    }
+    return std::numeric_limits<std::int64_t>::min();
+  }
+
+  /// An instant event at the cut, saying how many older events were left out.
+  void cut_note(std::int64_t cutoff, std::size_t cap) {
+    event();
+    out_ += "{\"ph\":\"i\",\"s\":\"g\",\"name\":";
+    json_string(
+        out_,
+        fmt::format("nsightkit: {} older events left out (trace-size cap of {} bytes)", cut_, cap));
+    fmt::format_to(std::back_inserter(out_),
+                   ",\"cat\":\"nsightkit\",\"pid\":{},\"tid\":0,\"ts\":", pid_);
+    json_micros(out_, cutoff - origin_);
+    out_ += '}';
+  }
+
   void begin(std::string const& process_name) {
     out_ += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
     meta_name("process_name", 0, process_name);
@@ -87,12 +127,15 @@ class TraceWriter {
   /// A thread's track: its ranges, steps and marks, then its GPU slices on stream tracks.
   void thread(ThreadTraceCopy& t) {
     if (t.events.empty() && t.instants.empty() && t.gpu.empty() && t.thread_name.empty()) return;
-    for (auto* v : {&t.names, &t.paths}) {
-      for (auto& text : *v) {
-        std::string e;
-        json_string(e, text);
-        text = std::move(e);
+    if (!t.prepared) {
+      for (auto* v : {&t.names, &t.paths}) {
+        for (auto& text : *v) {
+          std::string e;
+          json_string(e, text);
+          text = std::move(e);
+        }
       }
+      t.prepared = true;
     }
     meta_name("thread_name", t.tid,
               t.thread_name.empty() ? fmt::format("thread {}", t.tid) : t.thread_name);
@@ -104,6 +147,8 @@ class TraceWriter {
 
   void start_end(std::vector<StartEndEvent> const& events, std::vector<std::string> const& names) {
     for (StartEndEvent const& e : events) {
+      if (!keep(e.end)) continue;
+      std::size_t const at = out_.size();
       for (int edge = 0; edge < 2; ++edge) {
         event();
         fmt::format_to(std::back_inserter(out_),
@@ -115,6 +160,7 @@ class TraceWriter {
         json_micros(out_, (edge == 0 ? e.start : e.end) - origin_);
         out_ += '}';
       }
+      measured(at, e.end);
       sink_.maybe_flush();
     }
   }
@@ -146,6 +192,9 @@ class TraceWriter {
       }
       std::string const name = fmt::format("GPU busy % (device {})", device);
       for (std::size_t b = 0; b < busy.size(); ++b) {
+        std::int64_t const ts = first + static_cast<std::int64_t>(b) * bin;
+        if (!keep(ts)) continue;
+        std::size_t const at = out_.size();
         event();
         out_ += "{\"ph\":\"C\",\"name\":";
         json_string(out_, name);
@@ -153,6 +202,7 @@ class TraceWriter {
         json_micros(out_, first + static_cast<std::int64_t>(b) * bin - origin_);
         fmt::format_to(std::back_inserter(out_), ",\"args\":{{\"busy\":{:.1f}}}}}",
                        100.0 * static_cast<double>(busy[b]) / static_cast<double>(bin));
+        measured(at, ts);
         sink_.maybe_flush();
       }
     }
@@ -166,12 +216,27 @@ class TraceWriter {
   }
 
  private:
+  /// Whether an event that ends at `key` is written (always while measuring).
+  bool keep(std::int64_t key) noexcept {
+    if (measure_ || key > cutoff_) return true;
+    ++cut_;
+    return false;
+  }
+
+  /// While measuring: notes the size of what was written since `at` and takes it back.
+  void measured(std::size_t at, std::int64_t key) {
+    if (!measure_) return;
+    sizes_.emplace_back(key, out_.size() - at);
+    out_.resize(at);
+  }
+
   void event() {
     if (!first_) out_ += ",\n";
     first_ = false;
   }
 
   void meta_name(char const* what, std::uint32_t tid, std::string const& name) {
+    std::size_t const at = out_.size();
     event();
     fmt::format_to(
         std::back_inserter(out_),
@@ -179,14 +244,17 @@ class TraceWriter {
         pid_, tid);
     json_string(out_, name);
     out_ += "}}";
+    measured(at, std::numeric_limits<std::int64_t>::max());
   }
 
   void meta_sort(std::uint32_t tid, std::size_t index) {
+    std::size_t const at = out_.size();
     event();
     fmt::format_to(std::back_inserter(out_),
                    "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{},\"tid\":{},\"ts\":0,"
                    "\"args\":{{\"sort_index\":{}}}}}",
                    pid_, tid, index);
+    measured(at, std::numeric_limits<std::int64_t>::max());
   }
 
   void ranges(ThreadTraceCopy& t) {
@@ -195,6 +263,8 @@ class TraceWriter {
       return a.start != b.start ? a.start < b.start : a.dur > b.dur;
     });
     for (TraceEvent const& e : t.events) {
+      if (!keep(e.start + e.dur)) continue;
+      std::size_t const at = out_.size();
       event();
       out_ += "{\"ph\":\"X\",\"name\":";
       bool const step = e.node == no_node;
@@ -218,12 +288,15 @@ class TraceWriter {
         out_ += '}';
       }
       out_ += '}';
+      measured(at, e.start + e.dur);
       sink_.maybe_flush();
     }
   }
 
   void marks(ThreadTraceCopy const& t) {
     for (Instant const& m : t.instants) {
+      if (!keep(m.t)) continue;
+      std::size_t const at = out_.size();
       event();
       out_ += "{\"ph\":\"i\",\"s\":\"t\",\"name\":";
       json_string(out_, m.mark < t.mark_names.size() ? t.mark_names[m.mark] : std::string{"mark"});
@@ -231,6 +304,7 @@ class TraceWriter {
                      ",\"cat\":\"nsightkit mark\",\"pid\":{},\"tid\":{},\"ts\":", pid_, t.tid);
       json_micros(out_, m.t - origin_);
       out_ += '}';
+      measured(at, m.t);
       sink_.maybe_flush();
     }
   }
@@ -280,6 +354,9 @@ class TraceWriter {
     for (Out const& g : slices) {
       busy_[t.tracks[g.slice.track].device].emplace_back(g.slice.start,
                                                          g.slice.start + g.slice.dur);
+      std::int64_t const key = g.slice.start + g.slice.dur;
+      if (!keep(key)) continue;
+      std::size_t const at = out_.size();
       if (g.slice.launched >= 0 && g.slice.correlation != 0 &&
           flows_.insert(g.slice.correlation).second) {
         // An arrow from the launch call on the thread's track to the work on the GPU's.
@@ -312,6 +389,7 @@ class TraceWriter {
         fmt::format_to(std::back_inserter(out_), ",\"cpu_thread\":{}}}", t.tid);
       }
       out_ += '}';
+      measured(at, key);
       sink_.maybe_flush();
     }
   }
@@ -332,6 +410,10 @@ class TraceWriter {
   std::vector<StreamTrack> streams_;
   std::map<int, std::vector<std::pair<std::int64_t, std::int64_t>>> busy_;  // per device
   std::set<std::uint32_t> flows_;  // correlation ids that have their arrow
+  bool measure_{false};
+  std::int64_t cutoff_{std::numeric_limits<std::int64_t>::min()};
+  std::uint64_t cut_{0};
+  std::vector<std::pair<std::int64_t, std::size_t>> sizes_;  // (end time, bytes) while measuring
 };
 
 /// Writes the whole trace of the report's data so far into `sink`.
@@ -345,6 +427,7 @@ inline void write_trace(TextSink& sink) {
   bool steady = true;
   char const* source = "steady_clock";
   std::vector<ThreadData*> threads;
+  std::size_t cap = 0;
   if (s != nullptr) {
     if (GpuSource* src = s->source.load(std::memory_order_acquire)) src->flush(*s);
     std::lock_guard<std::mutex> lock{s->mutex};
@@ -352,38 +435,54 @@ inline void write_trace(TextSink& sink) {
     steady = s->clock.load(std::memory_order_relaxed) == nullptr;
     if (steady && s->tsc.usable) source = "tsc calibrated to steady_clock";
     if (!steady) source = "ReportOptions::clock";
+    cap = s->options.max_trace_bytes;
     for (auto const& t : s->threads) threads.push_back(t.get());
   }
 
-  TraceWriter w{sink, pid, origin};
   long const parent = forked_from.load(std::memory_order_relaxed);
   std::string name = rank ? fmt::format("nsightkit rank {} (pid {})", rank->rank, os_pid)
                           : fmt::format("nsightkit pid {}", os_pid);
   if (parent != 0) name += fmt::format(", forked from pid {}", parent);
-  w.begin(name);
+  // Copied once: the measuring pass and the writing pass see the same events.
   std::uint64_t dropped = 0;
-  for (ThreadData* td : threads) {
-    ThreadTraceCopy t = copy_for_trace(*td, dropped);
-    w.thread(t);
-  }
+  std::vector<ThreadTraceCopy> copies;
+  copies.reserve(threads.size());
+  for (ThreadData* td : threads) copies.push_back(copy_for_trace(*td, dropped));
+  std::vector<StartEndEvent> se;
+  std::vector<std::string> se_names;
   if (s != nullptr) {
-    std::vector<StartEndEvent> se;
-    std::vector<std::string> se_names;
-    {
-      std::lock_guard<std::mutex> lock{s->se_mutex};
-      se = s->se_trace;
-      for (auto const& st : s->se_stats) se_names.push_back(component(st.domain, st.name));
-    }
-    w.start_end(se, se_names);
+    std::lock_guard<std::mutex> lock{s->se_mutex};
+    se = s->se_trace;
+    for (auto const& st : s->se_stats) se_names.push_back(component(st.domain, st.name));
   }
-  w.busy_counters();
-  w.end(
-      fmt::format("{{\"producer\":\"nsightkit {}\",\"rank\":{},\"pid\":{},\"forked_from\":{},"
-                  "\"events_dropped\":{},\"clock\":\"{}\",\"clock_source\":\"{}\","
-                  "\"time_origin_ns\":{}}}",
-                  version_string, rank ? std::to_string(rank->rank) : std::string{"null"}, os_pid,
-                  parent != 0 ? std::to_string(parent) : std::string{"null"}, dropped,
-                  steady ? "steady" : "custom", source, origin));
+  auto events = [&](TraceWriter& w) {
+    w.begin(name);
+    for (ThreadTraceCopy& t : copies) w.thread(t);
+    w.start_end(se, se_names);
+    w.busy_counters();
+  };
+  std::int64_t cutoff = std::numeric_limits<std::int64_t>::min();
+  constexpr std::size_t reserve = 2048;  // the header, otherData and the note at the cut
+  if (cap != 0) {
+    TextSink scratch;
+    TraceWriter m{scratch, pid, origin};
+    m.measure();
+    events(m);
+    cutoff = m.cutoff_for(cap > reserve ? cap - reserve : 0);
+  }
+  TraceWriter w{sink, pid, origin};
+  w.keep_after(cutoff);
+  events(w);
+  if (w.cut() != 0) w.cut_note(cutoff, cap);
+  w.end(fmt::format(
+      "{{\"producer\":\"nsightkit {}\",\"rank\":{},\"pid\":{},\"forked_from\":{},"
+      "\"events_dropped\":{},\"clock\":\"{}\",\"clock_source\":\"{}\",\"time_origin_ns\":{},"
+      "\"size_cap\":{{\"max_bytes\":{},\"events_dropped\":{},\"kept_after_us\":{}}}}}",
+      version_string, rank ? std::to_string(rank->rank) : std::string{"null"}, os_pid,
+      parent != 0 ? std::to_string(parent) : std::string{"null"}, dropped,
+      steady ? "steady" : "custom", source, origin, cap, w.cut(),
+      w.cut() != 0 ? fmt::format("{:.3f}", static_cast<double>(cutoff - origin) / 1e3)
+                   : std::string{"null"}));
 }
 
 inline std::string trace_json() {
