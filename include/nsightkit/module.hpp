@@ -64,6 +64,8 @@
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/module/scope.hpp>
+#include <nsightkit/module_types.hpp>
 #include <nsightkit/range.hpp>
 
 #include <cstddef>
@@ -82,72 +84,18 @@
 
 #if NSIGHTKIT_ENABLED
 #include <nsightkit/detail/module/registry.hpp>
-#include <nsightkit/detail/thread.hpp>
 #endif
 
-NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
-
-/**
- * @brief What a hook learns about the module call it runs for.
- *
- * `name` and `path` view strings owned by nsightkit's path table: valid (and NUL-terminated)
- * for the rest of the process, so a hook may keep them. A path's text is built the first time it
- * is asked for (by a hook or current_module_path()) and then kept.
- *
- * @code
- * auto h = nsightkit::add_pre_hook([](nsightkit::ModuleInfo const& m) {
- *   std::printf("%*s%s (call %llu)\n", 2 * m.depth, "", m.path.data(),
- *               static_cast<unsigned long long>(m.call_count));
- * });
- * @endcode
- */
-struct ModuleInfo {
-  /// The module's own name, the last component of `path` (also the name of its NVTX range).
-  std::string_view name;
-  /// Full path from the outermost module of the thread: "backbone/layer1/0/conv1". Scopes that
-  /// began before anything observed modules (see track_module_paths()) are not part of it.
-  std::string_view path;
-  /// Number of enclosing modules on this thread (0 for an outermost module).
-  int depth{0};
-  /// 1-based number of this call among the calls of this path, process-wide (all threads).
-  /// Counted while at least one user hook is installed: calls made with no hook installed are
-  /// not counted.
-  std::uint64_t call_count{0};
-  /// The calling thread.
-  std::thread::id thread{};
-  /// The calling thread's OS id (the TID Nsight Systems shows).
-  std::uint32_t os_thread_id{0};
-  /// The wrapped module object for Hooked<M> (`&hooked.get()`), the wrapped function for
-  /// instrument(), null for a plain ModuleScope.
-  void const* module{nullptr};
-  /// True in post hooks when the module is left by an exception.
-  bool unwinding{false};
-};
-
-/// The type hooks are stored as: any callable `void(ModuleInfo const&)` converts to it.
-using ModuleHook = std::function<void(ModuleInfo const&)>;
-
-// ModuleScope's common path (nobody observes) is forced inline: clang otherwise keeps the
-// constructor out of line. The rare paths stay out of line, so what is inlined into every forward
-// is a handful of instructions. Both macros are #undef'd at the end of this header.
+// ModuleScope's constructors are forced inline: clang otherwise keeps them out of line, and the
+// common path (nobody observes, detail/module/scope.hpp) is a handful of instructions. #undef'd at
+// the end of this header.
 #if NSIGHTKIT_ENABLED && (defined(__GNUC__) || defined(__clang__))
-#define NSIGHTKIT_DETAIL_MODULE_COLD __attribute__((noinline, cold))
 #define NSIGHTKIT_DETAIL_MODULE_HOT __attribute__((always_inline))
 #else
-#define NSIGHTKIT_DETAIL_MODULE_COLD
 #define NSIGHTKIT_DETAIL_MODULE_HOT
 #endif
 
-namespace detail {
-namespace module {
-class HookSet;
-#if NSIGHTKIT_ENABLED
-struct HookEntry;
-#endif
-}  // namespace module
-/// Tag of ModuleScope's internal constructor (used by Hooked and instrument).
-struct ModuleCall {};
-}  // namespace detail
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 
 /**
  * @brief Owns one installed hook: removes it on remove() or destruction (RAII).
@@ -291,67 +239,6 @@ inline std::shared_ptr<module::HookSet> global_hook_set() noexcept {
 }  // namespace detail
 
 /**
- * @brief The deepest nesting of module scopes that gets paths: scopes nested deeper (the
- *        1025th scope of a thread's stack and below) push their ranges as usual but get no path
- *        of their own.
- *
- * For such a scope no hook runs, and current_module_path() names its ancestor at the limit (a
- * one-time message on stderr names this limit). It bounds the memory of paths: a path is stored
- * once per distinct path, as long as its text, so paths asked for at every level of a stack of
- * depth d cost O(d^2) bytes.
- */
-inline constexpr int max_module_depth = 1024;
-
-#if NSIGHTKIT_ENABLED
-static_assert(max_module_depth == detail::module::depth_limit, "one limit, two spellings");
-
-namespace detail {
-
-/// A module name as a scope receives it: `size` is npos for a name that outlives the scope
-/// (pushed as a registered string), the length of a formatted name the scope owns (pushed as a
-/// plain message); `owned` is the heap copy of a long formatted name.
-struct ModuleName {
-  char const* text;
-  std::size_t size;
-  char* owned;
-};
-
-/// Formatted module names up to this size minus one are kept inside the scope (no allocation).
-inline constexpr std::size_t module_name_inline = 32;
-
-/// Formats a module name once: into `inline_text` when it fits, else into a heap copy. A failing
-/// formatter, or no memory for a long name, gives a fixed placeholder: scopes never throw.
-template <class... Args>
-NSIGHTKIT_DETAIL_NOINLINE inline ModuleName format_module_name(
-    char (&inline_text)[module_name_inline], fmt::string_view format, Args&... args) noexcept {
-  static constexpr char failed[] = "<nsightkit: name formatting failed>";
-  ModuleName const placeholder{failed, sizeof failed - 1, nullptr};
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-  try {
-#endif
-    fmt::memory_buffer buf;  // on this cold path's stack: long names are formatted only once
-    fmt::vformat_to(fmt::appender(buf), format, fmt::make_format_args(args...));
-    char* text = inline_text;
-    char* owned = nullptr;
-    if (buf.size() >= module_name_inline) {
-      owned = new (std::nothrow) char[buf.size() + 1];
-      if (owned == nullptr) return placeholder;
-      text = owned;
-    }
-    std::memcpy(text, buf.data(), buf.size());
-    text[buf.size()] = '\0';
-    return {text, buf.size(), owned};
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-  } catch (...) {
-    return placeholder;
-  }
-#endif
-}
-
-}  // namespace detail
-#endif
-
-/**
  * @brief Runs the module hooks around a scope: the top of a module's forward.
  *
  * On construction: pushes the module's NVTX range (default hooks), then runs the global pre
@@ -387,7 +274,7 @@ NSIGHTKIT_DETAIL_NOINLINE inline ModuleName format_module_name(
  * }
  * @endcode
  */
-class ModuleScope {
+class ModuleScope : private detail::module::Scope {
  public:
   /**
    * @brief A module scope named `name`.
@@ -421,39 +308,22 @@ class ModuleScope {
    */
   template <class A0, class... As>
   explicit ModuleScope(fmt::format_string<A0, As...> format, A0&& a0, As&&... as) noexcept {
-#if NSIGHTKIT_ENABLED
     begin_formatted(format, a0, as...);
-#else
-    (void)format;
-    ((void)a0, ..., (void)as);
-#endif
   }
 
   /// Internal (NSIGHTKIT_MODULE): `checked` is the compile-time format string, `literal` the same
   /// text; without arguments the name is the literal itself.
   template <class Site, class S, class... As>
-  ModuleScope(detail::SiteTag<Site> site, S const& checked, char const* literal,
+  ModuleScope(detail::SiteTag<Site> /*site*/, S const& /*checked*/, char const* literal,
               As&&... as) noexcept {
-    (void)site;
     if constexpr (sizeof...(As) == 0) {
-      (void)checked;
-#if NSIGHTKIT_ENABLED
       begin(literal, nullptr, nullptr);
-#else
-      (void)literal;
-#endif
     } else {
-      (void)checked;
       // Checked at compile time in C++17 too. From a fresh S (an empty literal type): in C++20
       // the constructor is consteval, and a function parameter is not a constant expression.
       fmt::format_string<As...> const format{S{}};
       (void)literal;
-#if NSIGHTKIT_ENABLED
       begin_formatted(format, as...);
-#else
-      (void)format;
-      ((void)as, ...);
-#endif
     }
   }
 
@@ -461,13 +331,7 @@ class ModuleScope {
   NSIGHTKIT_DETAIL_MODULE_HOT ModuleScope(detail::ModuleCall, char const* name,
                                           detail::module::HookSet* hooks,
                                           void const* module) noexcept {
-#if NSIGHTKIT_ENABLED
     begin(name, hooks, module);
-#else
-    (void)name;
-    (void)hooks;
-    (void)module;
-#endif
   }
 
   ModuleScope(ModuleScope const&) = delete;
@@ -476,142 +340,6 @@ class ModuleScope {
   ModuleScope& operator=(ModuleScope&&) = delete;
   static void* operator new(std::size_t) = delete;
   static void* operator new[](std::size_t) = delete;
-
-#if NSIGHTKIT_ENABLED
-  /// Runs the post hooks and pops the range, then leaves the module.
-  NSIGHTKIT_DETAIL_MODULE_HOT ~ModuleScope() {
-    if (tracked_) leave();
-  }
-
- private:
-  // The common case (nobody observes modules: no hook, no tool, no sink) is a few loads and no
-  // store that survives inlining, like a ScopedRange with no tool attached. Default ranges go
-  // wherever a ScopedRange would go: to a tool that handles pushes in this binary (NVTX's push
-  // pointer is per binary, not per domain, so the global domain's check answers for every
-  // domain) and to nsightkit's sinks.
-  NSIGHTKIT_DETAIL_MODULE_HOT void begin(char const* name, detail::module::HookSet* hooks,
-                                         void const* module) noexcept {
-    bool const listening = detail::nvtx_listening<GlobalDomain>() || detail::sinks_active();
-    unsigned const mode = detail::module::registry().mode.load(std::memory_order_relaxed);
-    bool const ranges = listening && (mode & detail::module::mode_ranges) != 0;
-    tracked_ = ranges || (mode & detail::module::mode_tracking) != 0;
-    if (tracked_) enter(name, hooks, module, ranges, mode);
-  }
-
-  // The same check; the name is formatted only past it.
-  template <class... Args>
-  NSIGHTKIT_DETAIL_MODULE_HOT void begin_formatted(fmt::string_view format,
-                                                   Args&... args) noexcept {
-    bool const listening = detail::nvtx_listening<GlobalDomain>() || detail::sinks_active();
-    unsigned const mode = detail::module::registry().mode.load(std::memory_order_relaxed);
-    bool const ranges = listening && (mode & detail::module::mode_ranges) != 0;
-    tracked_ = ranges || (mode & detail::module::mode_tracking) != 0;
-    if (tracked_) enter_formatted(ranges, mode, format, args...);
-  }
-
-  NSIGHTKIT_DETAIL_MODULE_COLD void enter(char const* name, detail::module::HookSet* hooks,
-                                          void const* module, bool ranges, unsigned mode) noexcept {
-    enter_body(detail::ModuleName{name != nullptr ? name : "", std::string_view::npos, nullptr},
-               hooks, module, ranges, mode);
-  }
-
-  template <class... Args>
-  NSIGHTKIT_DETAIL_MODULE_COLD void enter_formatted(bool ranges, unsigned mode,
-                                                    fmt::string_view format,
-                                                    Args&... args) noexcept {
-    enter_body(detail::format_module_name(text_, format, args...), nullptr, nullptr, ranges, mode);
-  }
-
-  NSIGHTKIT_DETAIL_MODULE_HOT void enter_body(detail::ModuleName const& name,
-                                              detail::module::HookSet* hooks, void const* module,
-                                              bool ranges, unsigned mode) noexcept {
-    // A tool or sink listens: keep paths from now on, this scope included.
-    if ((mode & detail::module::mode_tracking) == 0) detail::module::start_tracking();
-    owned_ = name.owned;
-    frame_.name = name.text;
-    frame_.node = nullptr;
-    frame_.parent = detail::module::current_frame;
-    detail::module::current_frame = &frame_;
-    ops_ = nullptr;
-    observed_ = false;
-    if (ranges) {
-      ops_ = detail::module::registry().domain.load(std::memory_order_acquire);
-      ::new (static_cast<void*>(&emitted_)) detail::Emitted(
-          name.size == std::string_view::npos ? ops_->push(name.text)
-                                              : ops_->push_text(name.text, name.size));
-    }
-    // Instance hooks are looked up only while some instance has one.
-    detail::module::Registry const& reg = detail::module::registry();
-    bool const hooked =
-        reg.global.count() != 0 || (reg.instance_hooks.load(std::memory_order_relaxed) != 0 &&
-                                    hooks != nullptr && hooks->count() != 0);
-    if (!hooked || detail::module::running_hooks.depth != 0) return;
-    detail::module::PathNode const* node = detail::module::resolve(&frame_);
-    // Out of memory for the node or its path, or nested beyond the depth limit (no path of its
-    // own): no hooks for this call.
-    if (node == nullptr || detail::module::beyond_depth_limit(frame_, *node)) return;
-    char const* const path = detail::module::node_path(*node);
-    if (path == nullptr) return;
-    calls_ = node->calls.fetch_add(1, std::memory_order_relaxed) + 1;
-    hooks_ = hooks;
-    module_ = module;
-    uncaught_ = std::uncaught_exceptions();
-    observed_ = true;
-    ModuleInfo const info = make_info(*node, path, false);
-    detail::module::run_hooks(detail::module::global_hooks_snapshot(), false, info);
-    if (hooks_ != nullptr && hooks_->count() != 0) {
-      auto const list = hooks_->snapshot();
-      detail::module::run_hooks(list.get(), false, info);
-    }
-  }
-
-  NSIGHTKIT_DETAIL_MODULE_COLD void leave() noexcept {
-    if (observed_) {
-      detail::module::PathNode const& node = *frame_.node;
-      ModuleInfo const info = make_info(node, node.path.load(std::memory_order_acquire),
-                                        std::uncaught_exceptions() > uncaught_);
-      detail::module::run_hooks(detail::module::global_hooks_snapshot(), true, info);
-      if (hooks_ != nullptr && hooks_->count() != 0) {
-        auto const list = hooks_->snapshot();
-        detail::module::run_hooks(list.get(), true, info);
-      }
-    }
-    if (ops_ != nullptr) ops_->pop(emitted_);
-    detail::module::current_frame = frame_.parent;
-    if (owned_ != nullptr) delete[] owned_;
-  }
-
-  /// The info of a node whose path is built (`path`: enter() checked).
-  NSIGHTKIT_DETAIL_MODULE_HOT ModuleInfo make_info(detail::module::PathNode const& node,
-                                                   char const* path,
-                                                   bool unwinding) const noexcept {
-    ModuleInfo info;
-    info.name = std::string_view{node.name(), node.name_size};
-    info.path = std::string_view{path, node.path_size};
-    info.depth = node.depth;
-    info.call_count = calls_;
-    info.thread = std::this_thread::get_id();
-    info.os_thread_id = detail::os_thread_id();
-    info.module = module_;
-    info.unwinding = unwinding;
-    return info;
-  }
-
-  bool tracked_;  // the only member the common path writes
-  // The rest is written only by enter(), when tracked_ (not even zero-initialised otherwise).
-  bool observed_;                         // hooks ran: post hooks will
-  detail::module::DomainOps const* ops_;  // non-null: a range was pushed
-  detail::module::Frame frame_;
-  union {  // Emitted has default member initialisers: keep them off the common path
-    detail::Emitted emitted_;
-  };
-  detail::module::HookSet* hooks_;
-  void const* module_;
-  std::uint64_t calls_;
-  int uncaught_;
-  char* owned_;                            // a long formatted name, freed by leave()
-  char text_[detail::module_name_inline];  // a short formatted name
-#endif
 };
 
 /**
@@ -810,362 +538,6 @@ inline std::string ncu_nvtx_include(std::string_view path) {
   return out;
 }
 
-namespace detail {
-
-/// Overload ranking: a PreferFirst argument picks the overload taking it over the one taking
-/// PreferSecond when both are viable.
-struct PreferSecond {};
-struct PreferFirst : PreferSecond {};
-
-// Hooked's operator(): the module's call operator first, else its forward().
-template <class M, class... A>
-inline auto call_op_first(PreferFirst, M& m, A&&... a) -> decltype(m(std::forward<A>(a)...)) {
-  return m(std::forward<A>(a)...);
-}
-template <class M, class... A>
-inline auto call_op_first(PreferSecond, M& m, A&&... a)
-    -> decltype(m.forward(std::forward<A>(a)...)) {
-  return m.forward(std::forward<A>(a)...);
-}
-
-// Hooked's forward(): the module's forward() first, else its call operator.
-template <class M, class... A>
-inline auto call_forward_first(PreferFirst, M& m, A&&... a)
-    -> decltype(m.forward(std::forward<A>(a)...)) {
-  return m.forward(std::forward<A>(a)...);
-}
-template <class M, class... A>
-inline auto call_forward_first(PreferSecond, M& m, A&&... a) -> decltype(m(std::forward<A>(a)...)) {
-  return m(std::forward<A>(a)...);
-}
-
-/// Builds a module with parentheses when it has such a constructor, else with braces
-/// (aggregates). Returns a prvalue: no copy or move of M.
-template <class M, class... A>
-inline M construct_module(A&&... a) {
-  if constexpr (std::is_constructible_v<M, A...>) {
-    return M(std::forward<A>(a)...);
-  } else {
-    return M{std::forward<A>(a)...};
-  }
-}
-
-/// Throws std::invalid_argument unless `name` is a valid module name.
-inline std::string checked_module_name(std::string name, char const* who) {
-  if (name.empty()) throw std::invalid_argument(std::string{who} + ": empty module name");
-  if (name.find('/') != std::string::npos) {
-    throw std::invalid_argument(std::string{who} + ": module name \"" + name +
-                                "\" contains '/' (names are path components)");
-  }
-  return name;
-}
-
-#if NSIGHTKIT_ENABLED
-/// A Hooked instance's own hook set: a copy gets a fresh (empty) set, a move takes the set
-/// along (handles stay attached to the moved-to instance).
-class InstanceHooks {
- public:
-  InstanceHooks() : set_{std::make_shared<module::HookSet>()} {}
-  InstanceHooks(InstanceHooks const&) : InstanceHooks() {}
-  InstanceHooks(InstanceHooks&&) noexcept = default;
-  InstanceHooks& operator=(InstanceHooks const&) noexcept { return *this; }
-  InstanceHooks& operator=(InstanceHooks&&) noexcept = default;
-  ~InstanceHooks() = default;
-
-  [[nodiscard]] module::HookSet* get() const noexcept { return set_.get(); }
-
-  /// The set, recreated for a moved-from instance (not concurrently with calls on it).
-  std::shared_ptr<module::HookSet> const& shared() {
-    if (!set_) set_ = std::make_shared<module::HookSet>();
-    return set_;
-  }
-
- private:
-  std::shared_ptr<module::HookSet> set_;
-};
-#endif
-
-}  // namespace detail
-
-/**
- * @brief Wraps a module type so that every call runs inside a ModuleScope named `name`,
- *        without touching the module's code.
- *
- * `h(args...)` calls the module's `operator()` (else its `forward`), `h.forward(args...)` its
- * `forward` (else its `operator()`), forwarding arguments and the result exactly: references,
- * move-only types and `void` included. `get()`, `*` and `->` reach the module itself.
- *
- * Copying a Hooked copies the module and the name, not the instance's hooks; moving takes them
- * along. Under `NSIGHTKIT_DISABLE` it still forwards every call to the module.
- *
- * @tparam M the module type (any class; aggregates are built with braces).
- *
- * @code
- * struct Conv { Tensor forward(Tensor const& x); int in, out; };
- * nsightkit::Hooked<Conv> conv1{"conv1", 64, 128};  // Conv{64, 128}
- * Tensor y = conv1(x);                              // range "conv1", hooks
- * auto h = conv1.add_post_hook([](nsightkit::ModuleInfo const& m) { ... });  // this one only
- * @endcode
- */
-template <class M>
-class Hooked {
- public:
-  /// Builds the module from `args` and names it `name`.
-  /// @throws std::invalid_argument when `name` is empty or contains '/'; whatever M's
-  ///         constructor throws; std::bad_alloc.
-  template <class... Args>
-  explicit Hooked(std::string name, Args&&... args)
-      : name_{detail::checked_module_name(std::move(name), "nsightkit::Hooked")},
-        module_(detail::construct_module<M>(std::forward<Args>(args)...)) {}
-
-  /// Calls the module's `operator()` (else `forward`) inside the module scope.
-  template <class... Args>
-  auto operator()(Args&&... args)
-      -> decltype(detail::call_op_first(detail::PreferFirst{}, std::declval<M&>(),
-                                        std::forward<Args>(args)...)) {
-#if NSIGHTKIT_ENABLED
-    ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), hooks_.get(), &module_};
-#endif
-    return detail::call_op_first(detail::PreferFirst{}, module_, std::forward<Args>(args)...);
-  }
-
-  /// Const call: the module's const `operator()` (else const `forward`).
-  template <class... Args>
-  auto operator()(Args&&... args) const
-      -> decltype(detail::call_op_first(detail::PreferFirst{}, std::declval<M const&>(),
-                                        std::forward<Args>(args)...)) {
-#if NSIGHTKIT_ENABLED
-    ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), hooks_.get(), &module_};
-#endif
-    return detail::call_op_first(detail::PreferFirst{}, module_, std::forward<Args>(args)...);
-  }
-
-  /// Calls the module's `forward` (else `operator()`) inside the module scope.
-  template <class... Args>
-  auto forward(Args&&... args)
-      -> decltype(detail::call_forward_first(detail::PreferFirst{}, std::declval<M&>(),
-                                             std::forward<Args>(args)...)) {
-#if NSIGHTKIT_ENABLED
-    ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), hooks_.get(), &module_};
-#endif
-    return detail::call_forward_first(detail::PreferFirst{}, module_, std::forward<Args>(args)...);
-  }
-
-  /// Const forward: the module's const `forward` (else const `operator()`).
-  template <class... Args>
-  auto forward(Args&&... args) const
-      -> decltype(detail::call_forward_first(detail::PreferFirst{}, std::declval<M const&>(),
-                                             std::forward<Args>(args)...)) {
-#if NSIGHTKIT_ENABLED
-    ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), hooks_.get(), &module_};
-#endif
-    return detail::call_forward_first(detail::PreferFirst{}, module_, std::forward<Args>(args)...);
-  }
-
-  /// The module itself (calls through it run no hooks).
-  [[nodiscard]] M& get() noexcept { return module_; }
-  /// The module itself.
-  [[nodiscard]] M const& get() const noexcept { return module_; }
-  /// Member access to the module.
-  M* operator->() noexcept { return &module_; }
-  /// Member access to the module.
-  M const* operator->() const noexcept { return &module_; }
-  /// The module itself.
-  M& operator*() noexcept { return module_; }
-  /// The module itself.
-  M const& operator*() const noexcept { return module_; }
-
-  /// The module's name (its path component and NVTX range name).
-  [[nodiscard]] std::string const& name() const noexcept { return name_; }
-
-  /**
-   * @brief A pre hook for this instance only; runs after the global pre hooks.
-   * @param fn any callable `void(ModuleInfo const&)`.
-   * @return the handle that owns the hook (RAII).
-   * @throws std::invalid_argument when `fn` is empty; std::bad_alloc.
-   */
-  template <class F>
-  HookHandle add_pre_hook(F&& fn) {
-    ModuleHook h = detail::make_hook(std::forward<F>(fn), "nsightkit::Hooked::add_pre_hook");
-#if NSIGHTKIT_ENABLED
-    return detail::add_hook(hooks_.shared(), std::move(h), false);
-#else
-    (void)h;
-    return HookHandle{};
-#endif
-  }
-
-  /**
-   * @brief A post hook for this instance only; runs after the global post hooks.
-   * @param fn any callable `void(ModuleInfo const&)`.
-   * @return the handle that owns the hook (RAII).
-   * @throws std::invalid_argument when `fn` is empty; std::bad_alloc.
-   */
-  template <class F>
-  HookHandle add_post_hook(F&& fn) {
-    ModuleHook h = detail::make_hook(std::forward<F>(fn), "nsightkit::Hooked::add_post_hook");
-#if NSIGHTKIT_ENABLED
-    return detail::add_hook(hooks_.shared(), std::move(h), true);
-#else
-    (void)h;
-    return HookHandle{};
-#endif
-  }
-
- private:
-  std::string name_;
-  M module_;
-#if NSIGHTKIT_ENABLED
-  detail::InstanceHooks hooks_;
-#endif
-};
-
-/**
- * @brief One call site's name for an instrumented function: what Instrumented::as() returns.
- *
- * Calls the Instrumented's function (the same object: its state, and ModuleInfo::module, are
- * shared with every other name it is called under) inside a module scope named by this call
- * site. Holds a pointer to the function and to the name: use it within the expression that made
- * it, or while both live.
- *
- * @tparam F the function type (`G const` for a const Instrumented).
- *
- * @code
- * auto fetch = nsightkit::instrument(&Loader::next, "fetch");
- * Batch b = fetch.as("prefetch")(loader);   // range "prefetch", the same function
- * @endcode
- */
-template <class F>
-class InstrumentedCall {
- public:
-  /// Calls the function (std::invoke) inside a module scope named by this call site.
-  template <class... Args>
-  auto operator()(Args&&... args) const -> std::invoke_result_t<F&, Args...> {
-#if NSIGHTKIT_ENABLED
-    ModuleScope const scope{detail::ModuleCall{}, name_, nullptr, fn_};
-#endif
-    return std::invoke(*fn_, std::forward<Args>(args)...);
-  }
-
-  /// The module name the call runs under.
-  [[nodiscard]] char const* name() const noexcept { return name_; }
-
- private:
-  template <class>
-  friend class Instrumented;
-  InstrumentedCall(F& fn, char const* name) noexcept : fn_{&fn}, name_{name} {}
-
-  F* fn_;
-  char const* name_;
-};
-
-/**
- * @brief A callable that runs a wrapped function inside a module scope (see instrument()).
- *
- * Calls forward arguments and the result exactly and let exceptions through (the scope ends,
- * post hooks run and the range is popped on the way). Copyable and movable when F is. as()
- * names one call site differently.
- *
- * @code
- * auto fetch = nsightkit::instrument([&](int i) { return loader.fetch(i); }, "fetch");
- * Batch b = fetch(3);                  // range "fetch", hooks
- * Batch w = fetch.as("warmup")(0);     // the same function, range "warmup"
- * @endcode
- */
-template <class F>
-class Instrumented {
- public:
-  /// Wraps `fn` under the module name `name`.
-  /// @throws std::invalid_argument when `name` is empty or contains '/'.
-  Instrumented(F fn, std::string name)
-      : fn_(std::move(fn)),
-        name_{detail::checked_module_name(std::move(name), "nsightkit::instrument")} {}
-
-  /// Calls the function (std::invoke) inside the scope.
-  template <class... Args>
-  auto operator()(Args&&... args) -> std::invoke_result_t<F&, Args...> {
-#if NSIGHTKIT_ENABLED
-    ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), nullptr, &fn_};
-#endif
-    return std::invoke(fn_, std::forward<Args>(args)...);
-  }
-
-  /// Calls a const function object inside the scope.
-  template <class... Args>
-  auto operator()(Args&&... args) const -> std::invoke_result_t<F const&, Args...> {
-#if NSIGHTKIT_ENABLED
-    ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), nullptr, &fn_};
-#endif
-    return std::invoke(fn_, std::forward<Args>(args)...);
-  }
-
-  /**
-   * @brief The same function under another module name, for one call site:
-   *        `fetch.as("prefetch")(args...)`.
-   *
-   * Costs what a call does (no allocation, no copy of the function); the name is not copied
-   * either. Like a ModuleScope name, a malformed name is reported once on stderr instead of
-   * thrown.
-   *
-   * @param name the call site's module name: a string that outlives the call (a literal).
-   * @return a callable that calls this Instrumented's function inside a scope named `name`.
-   */
-  [[nodiscard]] InstrumentedCall<F> as(char const* name) & noexcept { return {fn_, name}; }
-
-  /// as() on a const Instrumented: calls the const function object.
-  [[nodiscard]] InstrumentedCall<F const> as(char const* name) const& noexcept {
-    return {fn_, name};
-  }
-
-  /// as() with a name held in a string that outlives the call.
-  [[nodiscard]] InstrumentedCall<F> as(std::string const& name) & noexcept {
-    return as(name.c_str());
-  }
-
-  /// as() on a const Instrumented, with a name held in a string that outlives the call.
-  [[nodiscard]] InstrumentedCall<F const> as(std::string const& name) const& noexcept {
-    return as(name.c_str());
-  }
-
-  /// Rejected: the name would die before the call.
-  void as(std::string&& name) const = delete;
-
-  /// Rejected: the call would outlive the temporary Instrumented (keep it in a variable).
-  void as(char const* name) && = delete;
-
-  /// Rejected: the call would outlive the temporary Instrumented (keep it in a variable).
-  void as(std::string const& name) && = delete;
-
-  /// The module name the calls run under.
-  [[nodiscard]] std::string const& name() const noexcept { return name_; }
-
-  /// The wrapped function.
-  [[nodiscard]] F const& function() const noexcept { return fn_; }
-
- private:
-  F fn_;
-  std::string name_;
-};
-
-/**
- * @brief Wraps any callable so each call runs inside a module scope named `name` — the C++
- *        form of "monkey patching" a data loader's fetch.
- *
- * @param fn a function object, function pointer or member pointer (called with std::invoke).
- * @param name the module name (non-empty, no '/').
- * @return an Instrumented<F> holding a copy (or the moved) `fn`.
- * @throws std::invalid_argument when `name` is empty or contains '/'.
- *
- * @code
- * auto next_batch = nsightkit::instrument(&Loader::next, "loader");
- * Batch b = next_batch(loader);    // range "loader"; exceptions pass through
- * @endcode
- */
-template <class F>
-inline Instrumented<std::decay_t<F>> instrument(F&& fn, std::string name) {
-  return Instrumented<std::decay_t<F>>(std::forward<F>(fn), std::move(name));
-}
-
 NSIGHTKIT_DETAIL_END_NAMESPACE
 
 #if NSIGHTKIT_ENABLED
@@ -1187,5 +559,7 @@ NSIGHTKIT_DETAIL_END_NAMESPACE
 #define NSIGHTKIT_MODULE(...) static_cast<void>(0)
 #endif
 
-#undef NSIGHTKIT_DETAIL_MODULE_COLD
 #undef NSIGHTKIT_DETAIL_MODULE_HOT
+
+// Hooked<M> and instrument() lived in this header before hooked.hpp; it still provides them.
+#include <nsightkit/hooked.hpp>

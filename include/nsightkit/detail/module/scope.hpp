@@ -1,0 +1,255 @@
+// Internal: the work of a ModuleScope (module.hpp): the per-thread module stack, the default
+// range and the hooks around one module call. ModuleScope derives from Scope, whose enabled and
+// disabled (NSIGHTKIT_DISABLE: an empty class, begin() does nothing) definitions sit side by
+// side here, so the public class is written once.
+//
+// Cost. The common case (nobody observes modules: no hook, no tool, no sink) is a few loads and
+// no store that survives inlining, like a ScopedRange with no tool attached: only `tracked_` is
+// written, every other member is left uninitialised. The rare paths stay out of line (cold), so
+// what is inlined into every forward is a handful of instructions; the common path is forced
+// inline because clang otherwise keeps it out of line.
+#pragma once
+
+#include <nsightkit/attributes.hpp>
+#include <nsightkit/config.hpp>
+#include <nsightkit/detail/emit.hpp>
+#include <nsightkit/module_types.hpp>
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string_view>
+#include <thread>
+
+#if NSIGHTKIT_ENABLED
+#include <nsightkit/detail/module/registry.hpp>
+#include <nsightkit/detail/thread.hpp>
+#endif
+
+// Both are #undef'd at the end of this header (module.hpp defines its own).
+#if NSIGHTKIT_ENABLED && (defined(__GNUC__) || defined(__clang__))
+#define NSIGHTKIT_DETAIL_MODULE_COLD __attribute__((noinline, cold))
+#define NSIGHTKIT_DETAIL_MODULE_HOT __attribute__((always_inline))
+#else
+#define NSIGHTKIT_DETAIL_MODULE_COLD
+#define NSIGHTKIT_DETAIL_MODULE_HOT
+#endif
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+/// Tag of ModuleScope's internal constructor (used by Hooked and instrument).
+struct ModuleCall {};
+}  // namespace detail
+
+namespace detail::module {
+
+#if NSIGHTKIT_ENABLED
+
+static_assert(max_module_depth == depth_limit, "one limit, two spellings");
+
+/// A module name as a scope receives it: `size` is npos for a name that outlives the scope
+/// (pushed as a registered string), the length of a formatted name the scope owns (pushed as a
+/// plain message); `owned` is the heap copy of a long formatted name.
+struct Name {
+  char const* text;
+  std::size_t size;
+  char* owned;
+};
+
+/// Formatted module names up to this size minus one are kept inside the scope (no allocation).
+inline constexpr std::size_t name_inline = 32;
+
+/// Formats a module name once: into `inline_text` when it fits, else into a heap copy. A failing
+/// formatter, or no memory for a long name, gives a fixed placeholder: scopes never throw.
+template <class... Args>
+NSIGHTKIT_DETAIL_NOINLINE inline Name format_name(char (&inline_text)[name_inline],
+                                                  fmt::string_view format, Args&... args) noexcept {
+  static constexpr char failed[] = "<nsightkit: name formatting failed>";
+  Name const placeholder{failed, sizeof failed - 1, nullptr};
+  NSIGHTKIT_DETAIL_TRY {
+    fmt::memory_buffer buf;  // on this cold path's stack: long names are formatted only once
+    fmt::vformat_to(fmt::appender(buf), format, fmt::make_format_args(args...));
+    char* text = inline_text;
+    char* owned = nullptr;
+    if (buf.size() >= name_inline) {
+      owned = new (std::nothrow) char[buf.size() + 1];
+      if (owned == nullptr) return placeholder;
+      text = owned;
+    }
+    std::memcpy(text, buf.data(), buf.size());
+    text[buf.size()] = '\0';
+    return {text, buf.size(), owned};
+  }
+  NSIGHTKIT_DETAIL_CATCH(...) { return placeholder; }
+  return placeholder;
+}
+
+/// A module scope's state and rules (the base of ModuleScope). Not copyable or movable.
+class Scope {
+ public:
+  Scope(Scope const&) = delete;
+  Scope& operator=(Scope const&) = delete;
+
+ protected:
+  // Nothing is initialised here: begin() writes tracked_, enter() the rest.
+  NSIGHTKIT_DETAIL_MODULE_HOT Scope() noexcept {}
+
+  /// Runs the post hooks and pops the range, then leaves the module.
+  NSIGHTKIT_DETAIL_MODULE_HOT ~Scope() {
+    if (tracked_) leave();
+  }
+
+  // The common case (nobody observes modules: no hook, no tool, no sink) is a few loads and no
+  // store that survives inlining, like a ScopedRange with no tool attached. Default ranges go
+  // wherever a ScopedRange would go: to a tool that handles pushes in this binary (NVTX's push
+  // pointer is per binary, not per domain, so the global domain's check answers for every
+  // domain) and to nsightkit's sinks.
+  NSIGHTKIT_DETAIL_MODULE_HOT void begin(char const* name, HookSet* hooks,
+                                         void const* module) noexcept {
+    bool const listening = nvtx_listening<GlobalDomain>() || sinks_active();
+    unsigned const mode = registry().mode.load(std::memory_order_relaxed);
+    bool const ranges = listening && (mode & mode_ranges) != 0;
+    tracked_ = ranges || (mode & mode_tracking) != 0;
+    if (tracked_) enter(name, hooks, module, ranges, mode);
+  }
+
+  // The same check; the name is formatted only past it.
+  template <class... Args>
+  NSIGHTKIT_DETAIL_MODULE_HOT void begin_formatted(fmt::string_view format,
+                                                   Args&... args) noexcept {
+    bool const listening = nvtx_listening<GlobalDomain>() || sinks_active();
+    unsigned const mode = registry().mode.load(std::memory_order_relaxed);
+    bool const ranges = listening && (mode & mode_ranges) != 0;
+    tracked_ = ranges || (mode & mode_tracking) != 0;
+    if (tracked_) enter_formatted(ranges, mode, format, args...);
+  }
+
+  NSIGHTKIT_DETAIL_MODULE_COLD void enter(char const* name, HookSet* hooks, void const* module,
+                                          bool ranges, unsigned mode) noexcept {
+    enter_body(Name{name != nullptr ? name : "", std::string_view::npos, nullptr}, hooks, module,
+               ranges, mode);
+  }
+
+  template <class... Args>
+  NSIGHTKIT_DETAIL_MODULE_COLD void enter_formatted(bool ranges, unsigned mode,
+                                                    fmt::string_view format,
+                                                    Args&... args) noexcept {
+    enter_body(format_name(text_, format, args...), nullptr, nullptr, ranges, mode);
+  }
+
+  NSIGHTKIT_DETAIL_MODULE_HOT void enter_body(Name const& name, HookSet* hooks, void const* module,
+                                              bool ranges, unsigned mode) noexcept {
+    // A tool or sink listens: keep paths from now on, this scope included.
+    if ((mode & mode_tracking) == 0) start_tracking();
+    owned_ = name.owned;
+    frame_.name = name.text;
+    frame_.node = nullptr;
+    frame_.parent = current_frame;
+    current_frame = &frame_;
+    ops_ = nullptr;
+    observed_ = false;
+    if (ranges) {
+      ops_ = registry().domain.load(std::memory_order_acquire);
+      ::new (static_cast<void*>(&emitted_))
+          Emitted(name.size == std::string_view::npos ? ops_->push(name.text)
+                                                      : ops_->push_text(name.text, name.size));
+    }
+    // Instance hooks are looked up only while some instance has one.
+    Registry const& reg = registry();
+    bool const hooked =
+        reg.global.count() != 0 || (reg.instance_hooks.load(std::memory_order_relaxed) != 0 &&
+                                    hooks != nullptr && hooks->count() != 0);
+    if (!hooked || running_hooks.depth != 0) return;
+    PathNode const* node = resolve(&frame_);
+    // Out of memory for the node or its path, or nested beyond the depth limit (no path of its
+    // own): no hooks for this call.
+    if (node == nullptr || beyond_depth_limit(frame_, *node)) return;
+    char const* const path = node_path(*node);
+    if (path == nullptr) return;
+    calls_ = node->calls.fetch_add(1, std::memory_order_relaxed) + 1;
+    hooks_ = hooks;
+    module_ = module;
+    uncaught_ = std::uncaught_exceptions();
+    observed_ = true;
+    ModuleInfo const info = make_info(*node, path, false);
+    run_hooks(global_hooks_snapshot(), false, info);
+    if (hooks_ != nullptr && hooks_->count() != 0) {
+      auto const list = hooks_->snapshot();
+      run_hooks(list.get(), false, info);
+    }
+  }
+
+  NSIGHTKIT_DETAIL_MODULE_COLD void leave() noexcept {
+    if (observed_) {
+      PathNode const& node = *frame_.node;
+      ModuleInfo const info = make_info(node, node.path.load(std::memory_order_acquire),
+                                        std::uncaught_exceptions() > uncaught_);
+      run_hooks(global_hooks_snapshot(), true, info);
+      if (hooks_ != nullptr && hooks_->count() != 0) {
+        auto const list = hooks_->snapshot();
+        run_hooks(list.get(), true, info);
+      }
+    }
+    if (ops_ != nullptr) ops_->pop(emitted_);
+    current_frame = frame_.parent;
+    if (owned_ != nullptr) delete[] owned_;
+  }
+
+  /// The info of a node whose path is built (`path`: enter() checked).
+  NSIGHTKIT_DETAIL_MODULE_HOT ModuleInfo make_info(PathNode const& node, char const* path,
+                                                   bool unwinding) const noexcept {
+    ModuleInfo info;
+    info.name = std::string_view{node.name(), node.name_size};
+    info.path = std::string_view{path, node.path_size};
+    info.depth = node.depth;
+    info.call_count = calls_;
+    info.thread = std::this_thread::get_id();
+    info.os_thread_id = os_thread_id();
+    info.module = module_;
+    info.unwinding = unwinding;
+    return info;
+  }
+
+  bool tracked_;  // the only member the common path writes
+  // The rest is written only by enter(), when tracked_ (not even zero-initialised otherwise).
+  bool observed_;         // hooks ran: post hooks will
+  DomainOps const* ops_;  // non-null: a range was pushed
+  Frame frame_;
+  union {  // Emitted has default member initialisers: keep them off the common path
+    Emitted emitted_;
+  };
+  HookSet* hooks_;
+  void const* module_;
+  std::uint64_t calls_;
+  int uncaught_;
+  char* owned_;             // a long formatted name, freed by leave()
+  char text_[name_inline];  // a short formatted name
+};
+
+#else  // !NSIGHTKIT_ENABLED: an empty class whose begin() does nothing
+
+class HookSet;
+
+class Scope {
+ public:
+  Scope(Scope const&) = delete;
+  Scope& operator=(Scope const&) = delete;
+
+ protected:
+  Scope() noexcept = default;
+  void begin(char const*, HookSet*, void const*) noexcept {}
+  template <class... Args>
+  void begin_formatted(fmt::string_view, Args&...) noexcept {}
+};
+
+#endif  // NSIGHTKIT_ENABLED
+
+}  // namespace detail::module
+NSIGHTKIT_DETAIL_END_NAMESPACE
+
+#undef NSIGHTKIT_DETAIL_MODULE_COLD
+#undef NSIGHTKIT_DETAIL_MODULE_HOT

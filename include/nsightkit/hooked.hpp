@@ -1,0 +1,389 @@
+/**
+ * @file hooked.hpp
+ * @brief nsightkit::Hooked<M> and nsightkit::instrument(): module scopes around a module type's
+ *        calls, or around any callable, without editing its code.
+ *
+ * @code
+ * struct Block {                                         // plain C++, no nsightkit inside
+ *   nsightkit::Hooked<Conv> conv1{"conv1", 64, 64};      // calls run inside a ModuleScope
+ *   nsightkit::Hooked<Relu> relu{"relu"};
+ *   Tensor forward(Tensor x) { return relu(conv1(x)); }
+ * };
+ * auto fetch = nsightkit::instrument(&Loader::next, "loader");   // a function, per call
+ * @endcode
+ *
+ * Built on ModuleScope and the hooks of module.hpp (which also includes this header, where these
+ * used to live). Under `NSIGHTKIT_DISABLE` both still call the wrapped module or function and
+ * return its result.
+ */
+#pragma once
+
+#include <nsightkit/config.hpp>
+#include <nsightkit/module.hpp>
+
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+
+namespace detail {
+
+/// Overload ranking: a PreferFirst argument picks the overload taking it over the one taking
+/// PreferSecond when both are viable.
+struct PreferSecond {};
+struct PreferFirst : PreferSecond {};
+
+// Hooked's operator(): the module's call operator first, else its forward().
+template <class M, class... A>
+inline auto call_op_first(PreferFirst, M& m, A&&... a) -> decltype(m(std::forward<A>(a)...)) {
+  return m(std::forward<A>(a)...);
+}
+template <class M, class... A>
+inline auto call_op_first(PreferSecond, M& m, A&&... a)
+    -> decltype(m.forward(std::forward<A>(a)...)) {
+  return m.forward(std::forward<A>(a)...);
+}
+
+// Hooked's forward(): the module's forward() first, else its call operator.
+template <class M, class... A>
+inline auto call_forward_first(PreferFirst, M& m, A&&... a)
+    -> decltype(m.forward(std::forward<A>(a)...)) {
+  return m.forward(std::forward<A>(a)...);
+}
+template <class M, class... A>
+inline auto call_forward_first(PreferSecond, M& m, A&&... a) -> decltype(m(std::forward<A>(a)...)) {
+  return m(std::forward<A>(a)...);
+}
+
+/// Builds a module with parentheses when it has such a constructor, else with braces
+/// (aggregates). Returns a prvalue: no copy or move of M.
+template <class M, class... A>
+inline M construct_module(A&&... a) {
+  if constexpr (std::is_constructible_v<M, A...>) {
+    return M(std::forward<A>(a)...);
+  } else {
+    return M{std::forward<A>(a)...};
+  }
+}
+
+/// Throws std::invalid_argument unless `name` is a valid module name.
+inline std::string checked_module_name(std::string name, char const* who) {
+  if (name.empty()) throw std::invalid_argument(std::string{who} + ": empty module name");
+  if (name.find('/') != std::string::npos) {
+    throw std::invalid_argument(std::string{who} + ": module name \"" + name +
+                                "\" contains '/' (names are path components)");
+  }
+  return name;
+}
+
+#if NSIGHTKIT_ENABLED
+/// A Hooked instance's own hook set: a copy gets a fresh (empty) set, a move takes the set
+/// along (handles stay attached to the moved-to instance).
+class InstanceHooks {
+ public:
+  InstanceHooks() : set_{std::make_shared<module::HookSet>()} {}
+  InstanceHooks(InstanceHooks const&) : InstanceHooks() {}
+  InstanceHooks(InstanceHooks&&) noexcept = default;
+  InstanceHooks& operator=(InstanceHooks const&) noexcept { return *this; }
+  InstanceHooks& operator=(InstanceHooks&&) noexcept = default;
+  ~InstanceHooks() = default;
+
+  [[nodiscard]] module::HookSet* get() const noexcept { return set_.get(); }
+
+  /// The set, recreated for a moved-from instance (not concurrently with calls on it).
+  std::shared_ptr<module::HookSet> const& shared() {
+    if (!set_) set_ = std::make_shared<module::HookSet>();
+    return set_;
+  }
+
+ private:
+  std::shared_ptr<module::HookSet> set_;
+};
+#endif
+
+}  // namespace detail
+
+/**
+ * @brief Wraps a module type so that every call runs inside a ModuleScope named `name`,
+ *        without touching the module's code.
+ *
+ * `h(args...)` calls the module's `operator()` (else its `forward`), `h.forward(args...)` its
+ * `forward` (else its `operator()`), forwarding arguments and the result exactly: references,
+ * move-only types and `void` included. `get()`, `*` and `->` reach the module itself.
+ *
+ * Copying a Hooked copies the module and the name, not the instance's hooks; moving takes them
+ * along. Under `NSIGHTKIT_DISABLE` it still forwards every call to the module.
+ *
+ * @tparam M the module type (any class; aggregates are built with braces).
+ *
+ * @code
+ * struct Conv { Tensor forward(Tensor const& x); int in, out; };
+ * nsightkit::Hooked<Conv> conv1{"conv1", 64, 128};  // Conv{64, 128}
+ * Tensor y = conv1(x);                              // range "conv1", hooks
+ * auto h = conv1.add_post_hook([](nsightkit::ModuleInfo const& m) { ... });  // this one only
+ * @endcode
+ */
+template <class M>
+class Hooked {
+ public:
+  /// Builds the module from `args` and names it `name`.
+  /// @throws std::invalid_argument when `name` is empty or contains '/'; whatever M's
+  ///         constructor throws; std::bad_alloc.
+  template <class... Args>
+  explicit Hooked(std::string name, Args&&... args)
+      : name_{detail::checked_module_name(std::move(name), "nsightkit::Hooked")},
+        module_(detail::construct_module<M>(std::forward<Args>(args)...)) {}
+
+  /// Calls the module's `operator()` (else `forward`) inside the module scope.
+  template <class... Args>
+  auto operator()(Args&&... args)
+      -> decltype(detail::call_op_first(detail::PreferFirst{}, std::declval<M&>(),
+                                        std::forward<Args>(args)...)) {
+#if NSIGHTKIT_ENABLED
+    ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), hooks_.get(), &module_};
+#endif
+    return detail::call_op_first(detail::PreferFirst{}, module_, std::forward<Args>(args)...);
+  }
+
+  /// Const call: the module's const `operator()` (else const `forward`).
+  template <class... Args>
+  auto operator()(Args&&... args) const
+      -> decltype(detail::call_op_first(detail::PreferFirst{}, std::declval<M const&>(),
+                                        std::forward<Args>(args)...)) {
+#if NSIGHTKIT_ENABLED
+    ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), hooks_.get(), &module_};
+#endif
+    return detail::call_op_first(detail::PreferFirst{}, module_, std::forward<Args>(args)...);
+  }
+
+  /// Calls the module's `forward` (else `operator()`) inside the module scope.
+  template <class... Args>
+  auto forward(Args&&... args)
+      -> decltype(detail::call_forward_first(detail::PreferFirst{}, std::declval<M&>(),
+                                             std::forward<Args>(args)...)) {
+#if NSIGHTKIT_ENABLED
+    ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), hooks_.get(), &module_};
+#endif
+    return detail::call_forward_first(detail::PreferFirst{}, module_, std::forward<Args>(args)...);
+  }
+
+  /// Const forward: the module's const `forward` (else const `operator()`).
+  template <class... Args>
+  auto forward(Args&&... args) const
+      -> decltype(detail::call_forward_first(detail::PreferFirst{}, std::declval<M const&>(),
+                                             std::forward<Args>(args)...)) {
+#if NSIGHTKIT_ENABLED
+    ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), hooks_.get(), &module_};
+#endif
+    return detail::call_forward_first(detail::PreferFirst{}, module_, std::forward<Args>(args)...);
+  }
+
+  /// The module itself (calls through it run no hooks).
+  [[nodiscard]] M& get() noexcept { return module_; }
+  /// The module itself.
+  [[nodiscard]] M const& get() const noexcept { return module_; }
+  /// Member access to the module.
+  M* operator->() noexcept { return &module_; }
+  /// Member access to the module.
+  M const* operator->() const noexcept { return &module_; }
+  /// The module itself.
+  M& operator*() noexcept { return module_; }
+  /// The module itself.
+  M const& operator*() const noexcept { return module_; }
+
+  /// The module's name (its path component and NVTX range name).
+  [[nodiscard]] std::string const& name() const noexcept { return name_; }
+
+  /**
+   * @brief A pre hook for this instance only; runs after the global pre hooks.
+   * @param fn any callable `void(ModuleInfo const&)`.
+   * @return the handle that owns the hook (RAII).
+   * @throws std::invalid_argument when `fn` is empty; std::bad_alloc.
+   */
+  template <class F>
+  HookHandle add_pre_hook(F&& fn) {
+    ModuleHook h = detail::make_hook(std::forward<F>(fn), "nsightkit::Hooked::add_pre_hook");
+#if NSIGHTKIT_ENABLED
+    return detail::add_hook(hooks_.shared(), std::move(h), false);
+#else
+    (void)h;
+    return HookHandle{};
+#endif
+  }
+
+  /**
+   * @brief A post hook for this instance only; runs after the global post hooks.
+   * @param fn any callable `void(ModuleInfo const&)`.
+   * @return the handle that owns the hook (RAII).
+   * @throws std::invalid_argument when `fn` is empty; std::bad_alloc.
+   */
+  template <class F>
+  HookHandle add_post_hook(F&& fn) {
+    ModuleHook h = detail::make_hook(std::forward<F>(fn), "nsightkit::Hooked::add_post_hook");
+#if NSIGHTKIT_ENABLED
+    return detail::add_hook(hooks_.shared(), std::move(h), true);
+#else
+    (void)h;
+    return HookHandle{};
+#endif
+  }
+
+ private:
+  std::string name_;
+  M module_;
+#if NSIGHTKIT_ENABLED
+  detail::InstanceHooks hooks_;
+#endif
+};
+
+/**
+ * @brief One call site's name for an instrumented function: what Instrumented::as() returns.
+ *
+ * Calls the Instrumented's function (the same object: its state, and ModuleInfo::module, are
+ * shared with every other name it is called under) inside a module scope named by this call
+ * site. Holds a pointer to the function and to the name: use it within the expression that made
+ * it, or while both live.
+ *
+ * @tparam F the function type (`G const` for a const Instrumented).
+ *
+ * @code
+ * auto fetch = nsightkit::instrument(&Loader::next, "fetch");
+ * Batch b = fetch.as("prefetch")(loader);   // range "prefetch", the same function
+ * @endcode
+ */
+template <class F>
+class InstrumentedCall {
+ public:
+  /// Calls the function (std::invoke) inside a module scope named by this call site.
+  template <class... Args>
+  auto operator()(Args&&... args) const -> std::invoke_result_t<F&, Args...> {
+#if NSIGHTKIT_ENABLED
+    ModuleScope const scope{detail::ModuleCall{}, name_, nullptr, fn_};
+#endif
+    return std::invoke(*fn_, std::forward<Args>(args)...);
+  }
+
+  /// The module name the call runs under.
+  [[nodiscard]] char const* name() const noexcept { return name_; }
+
+ private:
+  template <class>
+  friend class Instrumented;
+  InstrumentedCall(F& fn, char const* name) noexcept : fn_{&fn}, name_{name} {}
+
+  F* fn_;
+  char const* name_;
+};
+
+/**
+ * @brief A callable that runs a wrapped function inside a module scope (see instrument()).
+ *
+ * Calls forward arguments and the result exactly and let exceptions through (the scope ends,
+ * post hooks run and the range is popped on the way). Copyable and movable when F is. as()
+ * names one call site differently.
+ *
+ * @code
+ * auto fetch = nsightkit::instrument([&](int i) { return loader.fetch(i); }, "fetch");
+ * Batch b = fetch(3);                  // range "fetch", hooks
+ * Batch w = fetch.as("warmup")(0);     // the same function, range "warmup"
+ * @endcode
+ */
+template <class F>
+class Instrumented {
+ public:
+  /// Wraps `fn` under the module name `name`.
+  /// @throws std::invalid_argument when `name` is empty or contains '/'.
+  Instrumented(F fn, std::string name)
+      : fn_(std::move(fn)),
+        name_{detail::checked_module_name(std::move(name), "nsightkit::instrument")} {}
+
+  /// Calls the function (std::invoke) inside the scope.
+  template <class... Args>
+  auto operator()(Args&&... args) -> std::invoke_result_t<F&, Args...> {
+#if NSIGHTKIT_ENABLED
+    ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), nullptr, &fn_};
+#endif
+    return std::invoke(fn_, std::forward<Args>(args)...);
+  }
+
+  /// Calls a const function object inside the scope.
+  template <class... Args>
+  auto operator()(Args&&... args) const -> std::invoke_result_t<F const&, Args...> {
+#if NSIGHTKIT_ENABLED
+    ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), nullptr, &fn_};
+#endif
+    return std::invoke(fn_, std::forward<Args>(args)...);
+  }
+
+  /**
+   * @brief The same function under another module name, for one call site:
+   *        `fetch.as("prefetch")(args...)`.
+   *
+   * Costs what a call does (no allocation, no copy of the function); the name is not copied
+   * either. Like a ModuleScope name, a malformed name is reported once on stderr instead of
+   * thrown.
+   *
+   * @param name the call site's module name: a string that outlives the call (a literal).
+   * @return a callable that calls this Instrumented's function inside a scope named `name`.
+   */
+  [[nodiscard]] InstrumentedCall<F> as(char const* name) & noexcept { return {fn_, name}; }
+
+  /// as() on a const Instrumented: calls the const function object.
+  [[nodiscard]] InstrumentedCall<F const> as(char const* name) const& noexcept {
+    return {fn_, name};
+  }
+
+  /// as() with a name held in a string that outlives the call.
+  [[nodiscard]] InstrumentedCall<F> as(std::string const& name) & noexcept {
+    return as(name.c_str());
+  }
+
+  /// as() on a const Instrumented, with a name held in a string that outlives the call.
+  [[nodiscard]] InstrumentedCall<F const> as(std::string const& name) const& noexcept {
+    return as(name.c_str());
+  }
+
+  /// Rejected: the name would die before the call.
+  void as(std::string&& name) const = delete;
+
+  /// Rejected: the call would outlive the temporary Instrumented (keep it in a variable).
+  void as(char const* name) && = delete;
+
+  /// Rejected: the call would outlive the temporary Instrumented (keep it in a variable).
+  void as(std::string const& name) && = delete;
+
+  /// The module name the calls run under.
+  [[nodiscard]] std::string const& name() const noexcept { return name_; }
+
+  /// The wrapped function.
+  [[nodiscard]] F const& function() const noexcept { return fn_; }
+
+ private:
+  F fn_;
+  std::string name_;
+};
+
+/**
+ * @brief Wraps any callable so each call runs inside a module scope named `name` — the C++
+ *        form of "monkey patching" a data loader's fetch.
+ *
+ * @param fn a function object, function pointer or member pointer (called with std::invoke).
+ * @param name the module name (non-empty, no '/').
+ * @return an Instrumented<F> holding a copy (or the moved) `fn`.
+ * @throws std::invalid_argument when `name` is empty or contains '/'.
+ *
+ * @code
+ * auto next_batch = nsightkit::instrument(&Loader::next, "loader");
+ * Batch b = next_batch(loader);    // range "loader"; exceptions pass through
+ * @endcode
+ */
+template <class F>
+inline Instrumented<std::decay_t<F>> instrument(F&& fn, std::string name) {
+  return Instrumented<std::decay_t<F>>(std::forward<F>(fn), std::move(name));
+}
+
+NSIGHTKIT_DETAIL_END_NAMESPACE
