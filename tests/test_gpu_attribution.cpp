@@ -14,9 +14,7 @@
 #include <thread>
 #include <vector>
 
-#if NSIGHTKIT_ENABLED
-#include <nsightkit/detail/report/gpu_attribution.hpp>
-#endif
+#include "fake_cupti.hpp"
 
 using nsightkit::Report;
 using nsightkit::ReportOptions;
@@ -25,113 +23,9 @@ using nsightkit::ScopedRange;
 #if NSIGHTKIT_ENABLED
 namespace nr = nsightkit::detail::report;
 
-namespace {
-
-/// Plays CUPTI: launch() is the callback of a launch call; deliver_later() queues the activity
-/// CUPTI would record, delivered by arrive() (or at the report's flush).
-class FakeCupti final : public nr::AttributionSource {
- public:
-  [[nodiscard]] char const* name() const noexcept override { return "cupti"; }
-
-  std::uint32_t launch(std::int64_t when) {
-    std::uint32_t const id = next_++;
-    note_launch(id, when);
-    return id;
-  }
-
-  void kernel(std::uint32_t corr, std::uint32_t stream, std::int64_t start, std::int64_t end,
-              char const* kname = "kernel_a", std::uint64_t graph_node = 0) {
-    nr::GpuActivity a;
-    a.kind = nr::GpuActivity::Kind::kernel;
-    a.correlation = corr;
-    a.stream = stream;
-    a.start = start;
-    a.end = end;
-    a.name = intern_name(kname);
-    a.graph_node = graph_node;
-    queued_.push_back(a);
-  }
-
-  void copy(std::uint32_t corr, nr::CopyKind kind, std::uint64_t bytes, std::int64_t start,
-            std::int64_t end, bool pageable) {
-    nr::GpuActivity a;
-    a.kind = nr::GpuActivity::Kind::memcpy;
-    a.copy = kind;
-    a.pageable = pageable;
-    a.correlation = corr;
-    a.stream = 9;
-    a.bytes = bytes;
-    a.start = start;
-    a.end = end;
-    queued_.push_back(a);
-  }
-
-  void memory(std::uint32_t corr, bool alloc, std::uint64_t address, std::uint64_t bytes,
-              std::int64_t t) {
-    nr::GpuActivity a;
-    a.kind = alloc ? nr::GpuActivity::Kind::alloc : nr::GpuActivity::Kind::free;
-    a.correlation = corr;
-    a.address = address;
-    a.bytes = bytes;
-    a.start = a.end = t;
-    queued_.push_back(a);
-  }
-
-  /// Delivers what was queued, as CUPTI's buffer-completed callback would.
-  void arrive() {
-    std::vector<nr::GpuActivity> batch;
-    batch.swap(queued_);
-    if (!batch.empty()) add_activities(batch.data(), batch.size());
-  }
-
-  void activate(bool on) override {
-    active = on;
-    activations.push_back(on);
-  }
-
-  bool active{false};
-  std::vector<bool> activations;
-  int deliveries{0};
-
- protected:
-  void deliver() override {
-    ++deliveries;
-    arrive();
-  }
-
- private:
-  std::uint32_t next_{1};
-  std::vector<nr::GpuActivity> queued_;
-};
-
-FakeCupti* fake = nullptr;
-nr::GpuSource* provide() { return fake; }
-
-/// A report using the fake as its CUPTI source, for one test.
-struct Session {
-  explicit Session(bool captured = false) {
-    fake = new FakeCupti{};  // leaked on purpose: threads' cursors may point into it
-    nr::cupti_provider.store(&provide);
-    Report::disable();
-    Report::reset();
-    ReportOptions o;
-    o.table.clear();
-    o.at_exit = false;
-    o.gpu_source = nsightkit::GpuSourceKind::cupti;
-    o.captured_only = captured;
-    REQUIRE(Report::enable(o));
-    nr::launch_cursor = nr::LaunchCursor{};
-  }
-  ~Session() {
-    Report::disable();
-    Report::reset();
-    nr::cupti_provider.store(nullptr);
-  }
-  Session(Session const&) = delete;
-  Session& operator=(Session const&) = delete;
-};
-
-}  // namespace
+using nsightkit_test::fake;
+using nsightkit_test::FakeCupti;
+using nsightkit_test::Session;
 
 TEST_CASE("kernels on two streams: busy is their union, kernel time their sum, idle the gaps") {
   Session session;

@@ -25,6 +25,31 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
  */
 using ReportClock = std::int64_t (*)() noexcept;
 
+/// How much advice the report gives (docs/advice.md).
+enum class AdviceMode : std::uint8_t {
+  on,   ///< findings that cost at least AdviceThresholds::min_cost of a step
+  off,  ///< none
+  all   ///< every finding, however small
+};
+
+/// The thresholds of the report's advice rules (docs/advice.md says how each is used).
+struct AdviceThresholds {
+  /// A finding is shown (advice=on) when it costs at least this share of a step.
+  double min_cost{0.02};
+  /// GPU idle within a range's GPU span, as a share of the span, that makes it launch-bound.
+  double idle_share{0.3};
+  /// A range launching at least this many kernels per call, each shorter than small_kernel_ns on
+  /// average, with idle_share idle: a CUDA-graph candidate.
+  std::uint64_t graph_kernels{20};
+  std::int64_t small_kernel_ns{20'000};  ///< see graph_kernels
+  /// The GPU busy share of the steps' time below which CPU-only work inside steps is suspected of
+  /// making the GPU wait.
+  double busy_share{0.6};
+  /// The share of a device's copy time that overlaps its kernels below which copies are reported
+  /// as not overlapping compute.
+  double overlap_share{0.5};
+};
+
 /// Which source measures GPU time when ReportOptions::gpu is on.
 enum class GpuSourceKind : std::uint8_t {
   /// CUPTI where the nsightkit::cupti component is linked and CUPTI can be used, else events.
@@ -93,6 +118,10 @@ struct ReportOptions {
   /// Events source only: time ranges on the GPU down to this path depth (1 = outermost ranges
   /// only; 0 = every depth), so layers can be timed without paying two events per op.
   std::size_t gpu_depth{0};
+  /// Advice at the end of the table and in the JSON (needs the CUPTI source for the GPU rules).
+  AdviceMode advice{AdviceMode::on};
+  /// The advice rules' thresholds.
+  AdviceThresholds advice_thresholds{};
 
   /// Path of the HTML page ("" for none): one self-contained file (docs/report-html.md).
   std::string html{};
@@ -175,6 +204,12 @@ struct GpuWorkStats {
   std::uint64_t allocated_bytes{0};      ///< their bytes
   std::uint64_t freed_bytes{0};          ///< bytes of those allocations freed since
   std::uint64_t peak_bytes{0};           ///< most bytes of its allocations live at once
+  /// Host-blocking CUDA calls made by the range itself (synchronizations, synchronous copies and
+  /// memsets, allocations and frees): how many, and how long the thread was blocked in them.
+  std::uint64_t sync_calls{0};
+  std::int64_t sync_ns{0};  ///< time blocked in them
+  std::string sync_api;     ///< the call that blocked longest in total ("cudaStreamSynchronize")
+  std::uint64_t legacy_stream_work{0};  ///< kernels, copies, memsets on the legacy default stream
 };
 
 /// One row of the report: a range path, merged over threads or of one thread.
@@ -229,11 +264,24 @@ struct GpuStreamStats {
 
 /// All GPU work of one device, from CUPTI's activity records.
 struct GpuDeviceStats {
-  std::uint32_t device{0};   ///< CUDA device ordinal
-  std::uint64_t kernels{0};  ///< kernels
-  std::uint64_t copies{0};   ///< copies and memsets
-  std::int64_t busy_ns{0};   ///< union of all its intervals (any stream)
-  std::int64_t span_ns{0};   ///< first start to last end
+  std::uint32_t device{0};          ///< CUDA device ordinal
+  std::uint64_t kernels{0};         ///< kernels
+  std::uint64_t copies{0};          ///< copies and memsets
+  std::int64_t busy_ns{0};          ///< union of all its intervals (any stream)
+  std::int64_t span_ns{0};          ///< first start to last end
+  std::int64_t kernel_busy_ns{0};   ///< union of its kernels (CUPTI source only)
+  std::int64_t copy_busy_ns{0};     ///< union of its copies (CUPTI source only)
+  std::int64_t copy_overlap_ns{0};  ///< copy time during which a kernel ran (CUPTI source only)
+};
+
+/// One finding of the report's advice: what is wrong, where, what it costs, what to do.
+struct Advice {
+  std::string rule;                ///< "gpu-waits-for-cpu", "pageable-copies", "host-sync", ...
+  std::string severity;            ///< "high" (>= 10% of a step), "medium" (>= 2%), "low"
+  std::vector<std::string> paths;  ///< where, most costly first
+  std::string evidence;            ///< the measured numbers behind it
+  std::int64_t cost_ns{0};         ///< estimated time it costs per step (per run without steps)
+  std::string suggestion;          ///< what to do about it
 };
 
 /// GPU timing bookkeeping of a snapshot.
@@ -286,6 +334,10 @@ struct ReportSnapshot {
   /// In a child forked from a process that ran the report: the parent's process id (the child's
   /// report starts empty at the fork and writes files of its own); else 0.
   long forked_from{0};
+  /// The report's advice, most costly first (docs/advice.md); empty with advice=off.
+  std::vector<Advice> advice;
+  /// Rules that could not be evaluated, and which data they miss.
+  std::vector<std::string> advice_missing;
   /// Capture-window step times over the run, in order (bounded; see StepPoint).
   std::vector<StepPoint> step_series;
 

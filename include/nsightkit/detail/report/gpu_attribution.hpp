@@ -108,6 +108,25 @@ class AttributionSource : public GpuSource {
     table_.put(correlation, l);
   }
 
+  /// A host-blocking call `api` (interned with intern_name) returned after `ns` on the calling
+  /// thread: charged to the thread's innermost range.
+  void note_sync(std::uint32_t api, std::int64_t ns) noexcept {
+    AttributionThread const* t = launch_cursor.thread;
+    if (t == nullptr || t->open.empty()) return;
+    std::uint32_t const node = t->open.back().node;
+    auto const generation = static_cast<std::uint32_t>(*t->generation);
+    NSIGHTKIT_DETAIL_TRY {
+      std::lock_guard<std::mutex> lock{mutex_};
+      ThreadWork& tw = thread_work(t->index);
+      if (static_cast<std::uint32_t>(tw.generation) != generation) {
+        if (tw.generation > *t->generation) return;  // a reset this thread has not seen yet
+        renew(tw, *t->generation);
+      }
+      node_work(tw, node).add_sync(api, ns);
+    }
+    NSIGHTKIT_DETAIL_CATCH(...) {}
+  }
+
   /// A stream capture begins (true) or ends (false) on the calling thread: graph nodes captured
   /// meanwhile belong to the ranges opened inside it.
   void note_capture(bool begin) noexcept {
@@ -234,8 +253,11 @@ class AttributionSource : public GpuSource {
     out.records_late = late_;
     out.error = error_;
     for (auto const& [key, d] : devices_) {
+      std::int64_t const overlap =
+          std::max<std::int64_t>(0, d.kernel.busy + d.copy.busy - d.kernel_or_copy.busy);
       out.devices.push_back(GpuDeviceStats{static_cast<std::uint32_t>(key), d.kernels, d.copies,
-                                           d.busy, d.any ? d.last - d.first : 0});
+                                           d.busy, d.any ? d.last - d.first : 0, d.kernel.busy,
+                                           d.copy.busy, overlap});
     }
     for (auto const& [key, d] : streams_) {
       out.streams.push_back(GpuStreamStats{static_cast<std::uint32_t>(key >> 32),
@@ -335,6 +357,15 @@ class AttributionSource : public GpuSource {
     std::int64_t busy{0}, first{0}, last{0}, frontier{INT64_MIN};
     bool any{false};
     std::vector<std::pair<std::int64_t, std::int64_t>> pending;
+    // Devices only: kernels, copies and their union apart, for copy/compute overlap.
+    struct Union {
+      std::int64_t busy{0}, frontier{INT64_MIN};
+      std::vector<std::pair<std::int64_t, std::int64_t>> pending;
+      void settle() {
+        busy += union_length(pending, frontier);
+        pending.clear();
+      }
+    } kernel, copy, kernel_or_copy;
   };
   struct Allocation {
     std::uint32_t thread, node;
@@ -359,17 +390,33 @@ class AttributionSource : public GpuSource {
     return threads_[index];
   }
 
+  /// After reset(): the thread's sums of the old generation go; its parked work of the new one
+  /// stays. Under mutex_.
+  void renew(ThreadWork& tw, std::uint64_t generation) {
+    if (tw.generation == generation) return;
+    std::vector<Parked> parked = std::move(tw.parked);
+    tw = ThreadWork{};
+    tw.generation = generation;
+    for (Parked const& p : parked) {
+      if (p.l.generation == static_cast<std::uint32_t>(generation)) tw.parked.push_back(p);
+    }
+    parked_ -= parked.size() - tw.parked.size();
+  }
+
   static GpuWork& node_work(ThreadWork& tw, std::uint32_t node) {
     if (tw.nodes.size() <= node) tw.nodes.resize(std::size_t{node} + 1);
     return tw.nodes[node];
   }
 
-  static void total(Totals& t, GpuActivity const& a) {
+  static void total(Totals& t, GpuActivity const& a, bool device) {
     (a.kind == GpuActivity::Kind::kernel ? t.kernels : t.copies) += 1;
     t.first = t.any ? std::min(t.first, a.start) : a.start;
     t.last = t.any ? std::max(t.last, a.end) : a.end;
     t.any = true;
     t.pending.emplace_back(a.start, a.end);
+    if (!device || a.kind == GpuActivity::Kind::memset) return;
+    (a.kind == GpuActivity::Kind::kernel ? t.kernel : t.copy).pending.emplace_back(a.start, a.end);
+    t.kernel_or_copy.pending.emplace_back(a.start, a.end);
   }
 
   /// One activity, under mutex_.
@@ -380,8 +427,8 @@ class AttributionSource : public GpuSource {
       memory(a, l);
       return;
     }
-    total(devices_[a.device], a);
-    total(streams_[(std::uint64_t{a.device} << 32) | a.stream], a);
+    total(devices_[a.device], a, true);
+    total(streams_[(std::uint64_t{a.device} << 32) | a.stream], a, false);
     if (!l.known() || l.node == no_node) {
       ++unattributed_;
       return;
@@ -405,7 +452,10 @@ class AttributionSource : public GpuSource {
         return;
       }
       ThreadWork& tw = thread_work(l.thread);
-      if (tw.generation != l.generation) return;
+      if (static_cast<std::uint32_t>(tw.generation) != l.generation) {
+        if (static_cast<std::uint32_t>(tw.generation) > l.generation) return;  // before a reset
+        renew(tw, l.generation);  // the first work of this generation on that thread
+      }
       GpuWork& w = node_work(tw, l.node);
       ++w.allocations;
       w.allocated_bytes += a.bytes;
@@ -456,6 +506,7 @@ class AttributionSource : public GpuSource {
       }
       w.latency.add(std::max<std::int64_t>(0, a.start - r->l.entered), 1024);
       w.add_stream(a.device, a.stream);
+      if (a.legacy && mine) ++w.legacy;
     }
     p.work.busy_ns += union_length(all, p.frontier);
     p.work.self_busy_ns += union_length(self, p.self_frontier);
@@ -559,14 +610,7 @@ class AttributionSource : public GpuSource {
     }
     std::lock_guard<std::mutex> lock{mutex_};
     ThreadWork& tw = thread_work(static_cast<std::uint32_t>(td.index));
-    if (tw.generation != generation) {  // reset() since: forget the old generation's sums
-      std::vector<Parked> parked = std::move(tw.parked);
-      tw = ThreadWork{};
-      tw.generation = generation;
-      for (Parked const& p : parked) {
-        if (p.l.generation == static_cast<std::uint32_t>(generation)) tw.parked.push_back(p);
-      }
-    }
+    renew(tw, generation);
     // Work launched before `limit` is settled: all of it at a flush (the GPU was waited for and
     // every record delivered). A forced settle (too much parked) takes only launches well behind
     // the newest one whose work arrived: records come back in about launch order, so theirs are
@@ -635,6 +679,9 @@ class AttributionSource : public GpuSource {
       (void)key;
       t.busy += union_length(t.pending, t.frontier);
       t.pending.clear();
+      t.kernel.settle();
+      t.copy.settle();
+      t.kernel_or_copy.settle();
     }
     for (auto& [key, t] : streams_) {
       (void)key;

@@ -49,6 +49,21 @@ inline bool launch_like(CUpti_CallbackDomain domain, std::string_view name) noex
          name.rfind("cuMemAlloc", 0) == 0 || name.rfind("cuMemFree", 0) == 0;
 }
 
+/// True for the calls that block the calling host thread (synchronizations, synchronous copies
+/// and memsets, allocations and frees): their time is charged to the range that made them.
+inline bool host_blocking(CUpti_CallbackDomain domain, std::string_view name) noexcept {
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return false;
+  std::string_view const base = name.substr(0, name.find("_v"));
+  for (char const* n :
+       {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy",
+        "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemset", "cudaMemset2D", "cudaMemset3D",
+        "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol", "cudaMalloc", "cudaFree", "cudaMallocHost",
+        "cudaFreeHost", "cudaHostAlloc", "cudaMallocManaged", "cudaMallocPitch"}) {
+    if (base == n) return true;
+  }
+  return false;
+}
+
 /// 1: the call begins a stream capture, 2: it ends one, 0: neither.
 inline int capture_edge(std::string_view name) noexcept {
   if (name.find("StreamBeginCapture") != std::string_view::npos) return 1;
@@ -185,11 +200,14 @@ class CuptiSource final : public AttributionSource {
         if (cuptiGetCallbackName(domain, cbid, &n) != CUPTI_SUCCESS || n == nullptr) continue;
         int const edge = capture_edge(n);
         bool const launch = launch_like(domain, n);
-        if (!launch && edge == 0) continue;
+        bool const blocking = host_blocking(domain, n);
+        if (!launch && edge == 0 && !blocking) continue;
         auto& kinds = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime_kinds_ : driver_kinds_;
-        if (cbid < kinds.size())
+        if (cbid < kinds.size()) {
           kinds[cbid] = static_cast<std::uint8_t>((launch ? 1 : 0) | (edge == 1 ? 2 : 0) |
-                                                  (edge == 2 ? 4 : 0));
+                                                  (edge == 2 ? 4 : 0) | (blocking ? 8 : 0));
+          if (blocking) sync_names_[cbid] = intern_name(n);
+        }
         if (cuptiEnableCallback(1, subscriber_, domain, cbid) == CUPTI_SUCCESS)
           enabled_.emplace_back(domain, cbid);
       }
@@ -249,11 +267,22 @@ class CuptiSource final : public AttributionSource {
           obs(GraphApiCall{d->functionName, status, true, os_thread_id(), 0, 0});
         }
       }
-      if ((me->cbid_kind(domain, cbid) & 4u) != 0) me->note_capture(false);
+      std::uint8_t const done = me->cbid_kind(domain, cbid);
+      if ((done & 4u) != 0) me->note_capture(false);
+      if ((done & 8u) != 0 && blocking_since() != 0) {
+        State const* s = state();
+        std::int64_t const end = s != nullptr ? s->now() : blocking_since();
+        me->note_sync(me->sync_names_[cbid], end - blocking_since());
+        blocking_since() = 0;
+      }
       return;
     }
     std::uint8_t const kind = me->cbid_kind(domain, cbid);
     if ((kind & 2u) != 0) me->note_capture(true);
+    if ((kind & 8u) != 0) {
+      State const* s = state();
+      blocking_since() = s != nullptr ? s->now() : 0;
+    }
     if ((kind & 1u) == 0) return;  // a call seen only for the graph observer
     if (!me->exit_registered_.load(std::memory_order_acquire) &&
         !me->exit_registered_.exchange(true)) {
@@ -277,6 +306,27 @@ class CuptiSource final : public AttributionSource {
       if (c == ctx) return;
     }
     contexts_.push_back(ctx);
+    // The legacy default stream's id in this context, to recognise work on it.
+    std::uint32_t context_id = 0, stream_id = 0;
+    if (cuptiGetContextId(ctx, &context_id) == CUPTI_SUCCESS &&
+        cuptiGetStreamIdEx(ctx, nullptr, 0, &stream_id) == CUPTI_SUCCESS) {
+      legacy_streams_.emplace_back(context_id, stream_id);
+    }
+  }
+
+  /// True when (context, stream) is a context's legacy default stream.
+  bool legacy_stream(std::uint32_t context_id, std::uint32_t stream_id) {
+    std::lock_guard<std::mutex> lock{contexts_mutex_};
+    for (auto const& [c, st] : legacy_streams_) {
+      if (c == context_id && st == stream_id) return true;
+    }
+    return false;
+  }
+
+  /// When the calling thread entered the host-blocking call it is in (0: none).
+  static std::int64_t& blocking_since() noexcept {
+    thread_local std::int64_t t = 0;
+    return t;
   }
 
   /// A context is about to go: its work must arrive while it still exists.
@@ -358,6 +408,7 @@ class CuptiSource final : public AttributionSource {
         a.end = static_cast<std::int64_t>(k.end);
         a.name = intern_name(k.name);
         a.graph_node = k.graphNodeId;
+        a.legacy = legacy_stream(k.contextId, k.streamId);
         return true;
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -374,6 +425,7 @@ class CuptiSource final : public AttributionSource {
         a.end = static_cast<std::int64_t>(m.end);
         a.bytes = m.bytes;
         a.graph_node = m.graphNodeId;
+        a.legacy = legacy_stream(m.contextId, m.streamId);
         return true;
       }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -446,8 +498,11 @@ class CuptiSource final : public AttributionSource {
   }
 
   std::vector<CUpti_ActivityKind> kinds_;
+  std::vector<std::uint32_t> sync_names_ =
+      std::vector<std::uint32_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE, 0);
   std::mutex contexts_mutex_;
   std::vector<CUcontext> contexts_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> legacy_streams_;  // (context, stream id)
 };
 
 NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<CuptiSource*> cupti_source_ptr{nullptr};

@@ -36,6 +36,7 @@ struct GpuActivity {
   std::uint64_t address{0};     // alloc/free
   std::uint32_t name{0};        // kernel: interned name id
   std::uint64_t graph_node{0};  // CUPTI's id of the graph node it ran as (0: not a graph's)
+  bool legacy{false};           // ran on the legacy default stream
   [[nodiscard]] bool interval() const noexcept {
     return kind == Kind::kernel || kind == Kind::memcpy || kind == Kind::memset;
   }
@@ -152,13 +153,32 @@ struct GpuWork {
   std::uint64_t freed_bytes{0};
   std::uint64_t live_bytes{0};
   std::uint64_t peak_bytes{0};
+  std::uint64_t legacy{0};  // work on the legacy default stream
+  struct Sync {
+    std::uint32_t api;  // interned name
+    std::uint64_t count;
+    std::int64_t ns;
+  };
+  std::vector<Sync> syncs;  // host-blocking calls of the range itself, by API
+
+  void add_sync(std::uint32_t api, std::int64_t ns) {
+    for (Sync& x : syncs) {
+      if (x.api == api) {
+        ++x.count;
+        x.ns += ns;
+        return;
+      }
+    }
+    if (syncs.size() < 64) syncs.push_back(Sync{api, 1, ns});
+  }
 
   static constexpr std::size_t max_streams = 64;
   static constexpr std::size_t max_kernel_names = 256;
 
   [[nodiscard]] bool empty() const noexcept {
     return kernels == 0 && calls == 0 && memsets.count == 0 && copies[0].count == 0 &&
-           copies[1].count == 0 && copies[2].count == 0 && copies[3].count == 0 && allocations == 0;
+           copies[1].count == 0 && copies[2].count == 0 && copies[3].count == 0 &&
+           allocations == 0 && syncs.empty();
   }
 
   void add_stream(std::uint32_t device, std::uint32_t stream) {
@@ -214,6 +234,19 @@ struct GpuWork {
     freed_bytes += o.freed_bytes;
     live_bytes += o.live_bytes;
     peak_bytes += o.peak_bytes;  // threads' peaks need not coincide: an upper bound when merged
+    legacy += o.legacy;
+    for (Sync const& x : o.syncs) {
+      bool found = false;
+      for (Sync& mine : syncs) {
+        if (mine.api == x.api) {
+          mine.count += x.count;
+          mine.ns += x.ns;
+          found = true;
+          break;
+        }
+      }
+      if (!found && syncs.size() < 64) syncs.push_back(x);
+    }
   }
 };
 

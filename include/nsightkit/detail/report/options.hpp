@@ -23,8 +23,9 @@ namespace detail::report {
 inline constexpr char const report_grammar[] =
     "a comma-separated list of: table[=stderr|stdout|PATH], json=PATH, csv=PATH, "
     "trace=PATH[.gz], html=PATH, trace-size=BYTES[k|M|G], "
-    "captured[=on|off], threads[=on|off], gpu=on|off|auto|events|cupti, gpu-depth=N, samples=N, "
-    "trace-events=N, paths=N, depth=N; or an off word (0, off, none, false, no: report off)";
+    "captured[=on|off], threads[=on|off], gpu=on|off|auto|events|cupti, gpu-depth=N, "
+    "advice=on|off|all, samples=N, trace-events=N, paths=N, depth=N; or an off word (0, off, "
+    "none, false, no: report off)";
 
 /// Deepest nesting the report keeps as separate paths by default (ReportOptions::max_depth).
 inline constexpr std::size_t default_max_depth = 128;
@@ -104,11 +105,12 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
     paths,
     depth,
     gpu_depth,
+    advice,
     count
   };
-  static constexpr char const* names[count] = {"table",        "json",    "csv",   "trace",
-                                               "captured",     "threads", "gpu",   "samples",
-                                               "trace-events", "paths",   "depth", "gpu-depth"};
+  static constexpr char const* names[count] = {
+      "table",   "json",         "csv",   "trace", "captured",  "threads", "gpu",
+      "samples", "trace-events", "paths", "depth", "gpu-depth", "advice"};
   bool seen[count] = {};
   bool seen_html = false, seen_trace_size = false;
   std::size_t pos = 0;
@@ -182,6 +184,17 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
         }
         if (has_value && !parse_switch(value, o.gpu)) {
           return fail("bad value in " + quoted + " (use on, off, auto, events or cupti)");
+        }
+        break;
+      case advice:
+        if (has_value && equals_word(value, "all")) {
+          o.advice = AdviceMode::all;
+        } else {
+          bool v = true;
+          if (has_value && !parse_switch(value, v)) {
+            return fail("bad value in " + quoted + " (use on, off or all)");
+          }
+          o.advice = v ? AdviceMode::on : AdviceMode::off;
         }
         break;
       case captured:

@@ -207,6 +207,24 @@ inline std::string numbered_siblings_note(std::vector<PathStats> const& rows) {
       best, where, printable(r.name));
 }
 
+/// The advice section (docs/advice.md): each finding, its cost, where, why and what to do.
+inline void format_advice(std::string& out, ReportSnapshot const& s) {
+  // What could not be judged is said where GPU work was measured at all (a CPU-only program
+  // gets no lines about GPU rules).
+  bool const gpu_used = s.gpu.source == "cupti" || s.gpu.ranges_timed != 0;
+  if (gpu_used) {
+    for (std::string const& m : s.advice_missing) out += "advice not evaluated: " + m + "\n";
+  }
+  if (s.advice.empty()) return;
+  out += "\nadvice (most costly first; docs/advice.md):\n";
+  for (Advice const& a : s.advice) {
+    fmt::format_to(std::back_inserter(out), "  [{}] {}: costs about {} {}\n", a.severity, a.rule,
+                   format_duration(a.cost_ns), s.steps.count != 0 ? "per step" : "in the run");
+    out += "      where: " + printable(a.evidence) + "\n";
+    out += "      what to do: " + a.suggestion + "\n";
+  }
+}
+
 /// The GPU lines of a table whose GPU times come from CUPTI.
 inline void format_cupti_lines(std::string& out, ReportSnapshot const& s) {
   GpuTimingStats const& g = s.gpu;
@@ -231,9 +249,15 @@ inline void format_cupti_lines(std::string& out, ReportSnapshot const& s) {
                            ? 100.0 * static_cast<double>(d.busy_ns) / static_cast<double>(d.span_ns)
                            : 0.0;
     fmt::format_to(std::back_inserter(out),
-                   "GPU device {}: busy {} of {} ({:.1f}%), {} kernels, {} copies and memsets\n",
+                   "GPU device {}: busy {} of {} ({:.1f}%), {} kernels, {} copies and memsets",
                    d.device, format_duration(d.busy_ns), format_duration(d.span_ns), pct, d.kernels,
                    d.copies);
+    if (d.copy_busy_ns > 0)
+      fmt::format_to(
+          std::back_inserter(out), "; copies busy {}, {:.0f}% of it beside kernels",
+          format_duration(d.copy_busy_ns),
+          100.0 * static_cast<double>(d.copy_overlap_ns) / static_cast<double>(d.copy_busy_ns));
+    out += '\n';
   }
   if (!g.error.empty()) out += "GPU: " + g.error + "\n";
 }
@@ -340,6 +364,7 @@ inline void format_table(TextSink& sink, ReportSnapshot const& s, bool per_threa
   }
   out += numbered_siblings_note(s.paths);
   if (!s.gpu.note.empty()) out += "GPU: " + s.gpu.note + "\n";
+  format_advice(out, s);
   if (s.gpu.source == "cupti") {
     format_cupti_lines(out, s);
   } else if (s.gpu.ranges_timed != 0 || s.gpu.ranges_pending != 0 || !s.gpu.error.empty()) {
@@ -403,8 +428,11 @@ inline void json_work(std::string& out, GpuWorkStats const& w) {
   }
   fmt::format_to(std::back_inserter(out),
                  "],\"allocations\":{},\"allocated_bytes\":{},\"freed_bytes\":{},"
-                 "\"peak_bytes\":{}}}",
-                 w.allocations, w.allocated_bytes, w.freed_bytes, w.peak_bytes);
+                 "\"peak_bytes\":{},\"sync_calls\":{},\"sync_ns\":{},\"sync_api\":",
+                 w.allocations, w.allocated_bytes, w.freed_bytes, w.peak_bytes, w.sync_calls,
+                 w.sync_ns);
+  json_string(out, w.sync_api);
+  fmt::format_to(std::back_inserter(out), ",\"legacy_stream_work\":{}}}", w.legacy_stream_work);
 }
 
 inline void json_row(std::string& out, PathStats const& r) {
@@ -520,8 +548,10 @@ inline void summary_json(TextSink& sink, ReportSnapshot const& s) {
   for (std::size_t i = 0; i < s.gpu.devices.size(); ++i) {
     GpuDeviceStats const& d = s.gpu.devices[i];
     fmt::format_to(std::back_inserter(out),
-                   "{}{{\"device\":{},\"kernels\":{},\"copies\":{},\"busy_ns\":{},\"span_ns\":{}}}",
-                   i == 0 ? "" : ",", d.device, d.kernels, d.copies, d.busy_ns, d.span_ns);
+                   "{}{{\"device\":{},\"kernels\":{},\"copies\":{},\"busy_ns\":{},\"span_ns\":{},"
+                   "\"kernel_busy_ns\":{},\"copy_busy_ns\":{},\"copy_overlap_ns\":{}}}",
+                   i == 0 ? "" : ",", d.device, d.kernels, d.copies, d.busy_ns, d.span_ns,
+                   d.kernel_busy_ns, d.copy_busy_ns, d.copy_overlap_ns);
   }
   out += "],\"streams\":[";
   for (std::size_t i = 0; i < s.gpu.streams.size(); ++i) {
@@ -532,7 +562,30 @@ inline void summary_json(TextSink& sink, ReportSnapshot const& s) {
   }
   out += "],\"error\":";
   json_string(out, s.gpu.error);
-  out += "}}\n";
+  out += "},\n\"advice\":[";
+  for (std::size_t i = 0; i < s.advice.size(); ++i) {
+    Advice const& a = s.advice[i];
+    out += i == 0 ? "\n {\"rule\":" : ",\n {\"rule\":";
+    json_string(out, a.rule);
+    out += ",\"severity\":";
+    json_string(out, a.severity);
+    out += ",\"paths\":[";
+    for (std::size_t k = 0; k < a.paths.size(); ++k) {
+      if (k != 0) out += ',';
+      json_string(out, a.paths[k]);
+    }
+    out += "],\"evidence\":";
+    json_string(out, a.evidence);
+    fmt::format_to(std::back_inserter(out), ",\"cost_ns\":{},\"suggestion\":", a.cost_ns);
+    json_string(out, a.suggestion);
+    out += '}';
+  }
+  out += "],\n\"advice_missing\":[";
+  for (std::size_t i = 0; i < s.advice_missing.size(); ++i) {
+    if (i != 0) out += ',';
+    json_string(out, s.advice_missing[i]);
+  }
+  out += "]}\n";
   sink.flush();
 }
 

@@ -3,6 +3,7 @@
 
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/process.hpp>
+#include <nsightkit/detail/report/advice.hpp>
 #include <nsightkit/detail/report/gpu_work.hpp>
 #include <nsightkit/detail/report/record.hpp>
 #include <nsightkit/detail/report/state.hpp>
@@ -88,6 +89,16 @@ inline GpuWorkStats work_stats(GpuWork const& w, KernelNames const& names) {
   st.allocated_bytes = w.allocated_bytes;
   st.freed_bytes = w.freed_bytes;
   st.peak_bytes = w.peak_bytes;
+  st.legacy_stream_work = w.legacy;
+  std::int64_t longest = -1;
+  for (GpuWork::Sync const& x : w.syncs) {
+    st.sync_calls += x.count;
+    st.sync_ns += x.ns;
+    if (x.ns > longest) {
+      longest = x.ns;
+      st.sync_api = names ? names(x.api) : std::string{"?"};
+    }
+  }
   return st;
 }
 
@@ -268,6 +279,14 @@ inline ReportSnapshot snapshot() {
   {
     std::lock_guard<std::mutex> lock{s->mutex};
     snap.gpu.note = s->gpu_note;
+  }
+  {
+    ReportOptions o;
+    {
+      std::lock_guard<std::mutex> lock{s->mutex};
+      o = s->options;
+    }
+    snap.advice = advise(snap, o.advice, o.advice_thresholds, snap.advice_missing);
   }
   if (src != nullptr && tool_injected()) {
     if (!snap.gpu.note.empty()) snap.gpu.note += "; ";
