@@ -11,35 +11,12 @@
  * }                              // cuProfilerStart before step 7, cuProfilerStop after step 9
  * @endcode
  *
- * **Steps** are numbered from 0 in the order step() is called. With `skip_first = s`,
- * `wait = w`, `warmup = u`, `active = a`, steps `0 .. s-1` are skipped, then each cycle of
- * `w + u + a` steps has `w` waiting steps, `u` warm-up steps and `a` active (captured) steps;
- * `repeat` cycles run (0 = forever), every later step is `done`. Example: `{5, 2, 3}` gives
- * steps 0-4 wait, 5-6 warmup, 7-9 active, 10- done. Unlike torch's default (`repeat = 0`),
- * CaptureSchedule's default is `repeat = 1`: one window, which is what a profiler run wants.
- *
- * **Backends** (CaptureBackend, combinable; callbacks are always available):
- * - `cuda_profiler`: the CUDA profiler API, `cuProfilerStart()` when the first active step of a
- *   window begins, `cuProfilerStop()` when its last active step ends, the context synchronized
- *   first (`cuCtxSynchronize`, unless CaptureOptions::synchronize_before_stop is false) so the
- *   window's last kernels finish inside the capture. These are the CUDA driver's counterparts of
- *   cudaProfilerStart / cudaDeviceSynchronize / cudaProfilerStop; the driver is loaded at run
- *   time, so the program links no CUDA library for them (see cuda_profiler_backend()). Pairs
- *   with `nsys profile --capture-range=cudaProfilerApi` and `ncu --profile-from-start off`.
- *   Overlapping windows share the profiler: it stops when the last of them ends.
- * - `nvtx_range`: a start/end range (default name "capture", a registered string, domain
- *   "nsightkit") spanning each window, for `nsys profile --capture-range=nvtx -p capture@nsightkit`
- *   (nsys writes `range@domain`; ncu writes `domain@range`: `ncu --nvtx --nvtx-include
- * nsightkit@capture`). nsys matches registered strings only unless
- * NSYS_NVTX_PROFILER_REGISTER_ONLY=0; the window range is registered, the formatted "step N" ranges
- * are not.
- * - callbacks: on_start / on_stop with the window's step numbers (CaptureEvent).
- *
- * Each step is an NVTX push/pop range "step N" in the "nsightkit" domain with the category
- * `detail::step_category()` (in-process consumers such as the report see it too).
- * Order at a window start: profiler start, NVTX window range, on_start, then the step's range.
- * At a window end: the step's range ends, device sync, NVTX window range ends, profiler stop,
- * on_stop.
+ * The schedule (CaptureSchedule), the backends (CaptureBackend, ProfilerBackend) and the callback
+ * events are plain types in capture_types.hpp. Each step is an NVTX push/pop range "step N" in
+ * the "nsightkit" domain with the category `detail::step_category()` (in-process consumers such
+ * as the report see it too). Order at a window start: profiler start, NVTX window range,
+ * on_start, then the step's range. At a window end: the step's range ends, device sync, NVTX
+ * window range ends, profiler stop, on_stop. docs/capture-window.md is the user guide.
  *
  * **Environment.** `NSIGHTKIT_CAPTURE` (read once, when the window is constructed) replaces the
  * code's schedule as a whole: `NSIGHTKIT_CAPTURE="wait=10,warmup=2,active=3,repeat=1"`
@@ -75,9 +52,10 @@
 #pragma once
 
 #include <nsightkit/attributes.hpp>
+#include <nsightkit/capture_types.hpp>
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/capture/cuda.hpp>
 #include <nsightkit/detail/capture/registry.hpp>
-#include <nsightkit/detail/capture/schedule_parse.hpp>
 #include <nsightkit/detail/capture_state.hpp>
 #include <nsightkit/detail/cuda_driver.hpp>
 #include <nsightkit/range.hpp>
@@ -98,278 +76,6 @@
 #include <vector>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
-
-/// What a step is in its window's schedule.
-enum class CapturePhase : std::uint8_t {
-  skip,    ///< one of the first `skip_first` steps
-  wait,    ///< a waiting step of a cycle (not captured)
-  warmup,  ///< a warm-up step of a cycle (not captured)
-  active,  ///< a captured step
-  done,    ///< after the last cycle (`repeat` cycles ran)
-  off,     ///< capture is switched off (NSIGHTKIT_CAPTURE=off, a bad value, or close())
-};
-
-/// The lowercase name of a phase: "skip", "wait", "warmup", "active", "done", "off".
-constexpr char const* to_string(CapturePhase p) noexcept {
-  switch (p) {
-    case CapturePhase::skip: return "skip";
-    case CapturePhase::wait: return "wait";
-    case CapturePhase::warmup: return "warmup";
-    case CapturePhase::active: return "active";
-    case CapturePhase::done: return "done";
-    case CapturePhase::off: return "off";
-  }
-  return "?";
-}
-
-/**
- * @brief Which steps are captured: `wait`, `warmup`, `active`, `repeat`, `skip_first`.
- *
- * An aggregate in torch.profiler.schedule's order, so `CaptureSchedule{5, 2, 3}` is wait=5,
- * warmup=2, active=3 (repeat=1, skip_first=0). Steps count from 0.
- *
- * @code
- * constexpr nsightkit::CaptureSchedule s{5, 2, 3};
- * static_assert(s.phase_of(7) == nsightkit::CapturePhase::active);
- * nsightkit::CaptureSchedule every_100{97, 2, 1, 0};  // steps 99, 199, 299, ... forever
- * @endcode
- */
-struct CaptureSchedule {
-  std::int64_t wait{0};        ///< steps per cycle before the warm-up (not captured)
-  std::int64_t warmup{0};      ///< steps per cycle before the active steps (not captured)
-  std::int64_t active{1};      ///< captured steps per cycle, at least 1
-  std::int64_t repeat{1};      ///< number of cycles; 0 = forever
-  std::int64_t skip_first{0};  ///< steps skipped once, before the first cycle
-
-  /// Steps in one cycle (wait + warmup + active). Meaningful for a valid schedule.
-  [[nodiscard]] constexpr std::int64_t cycle_length() const noexcept {
-    return wait + warmup + active;
-  }
-
-  /// The phase of step `step` (steps before 0 are `skip`). Meaningful for a valid schedule.
-  [[nodiscard]] constexpr CapturePhase phase_of(std::int64_t step) const noexcept {
-    if (step < skip_first) return CapturePhase::skip;
-    std::int64_t const s = step - skip_first;
-    std::int64_t const cycle = cycle_length();
-    if (cycle <= 0) return CapturePhase::done;
-    if (repeat > 0 && s / cycle >= repeat) return CapturePhase::done;
-    std::int64_t const pos = s % cycle;
-    if (pos < wait) return CapturePhase::wait;
-    if (pos < wait + warmup) return CapturePhase::warmup;
-    return CapturePhase::active;
-  }
-
-  /// True when `step` is the first active step of a cycle (a capture starts before it).
-  [[nodiscard]] constexpr bool starts_window(std::int64_t step) const noexcept {
-    return phase_of(step) == CapturePhase::active &&
-           (step - skip_first) % cycle_length() == wait + warmup;
-  }
-
-  /// True when `step` is the last active step of a cycle (the capture stops after it).
-  [[nodiscard]] constexpr bool ends_window(std::int64_t step) const noexcept {
-    return phase_of(step) == CapturePhase::active &&
-           (step - skip_first) % cycle_length() == cycle_length() - 1;
-  }
-
-  /// The cycle `step` belongs to (0 for the first), or -1 for a skipped step.
-  [[nodiscard]] constexpr std::int64_t cycle_of(std::int64_t step) const noexcept {
-    if (step < skip_first || cycle_length() <= 0) return -1;
-    return (step - skip_first) / cycle_length();
-  }
-
-  /// "" when the schedule is valid, else what is wrong with it (one sentence).
-  [[nodiscard]] std::string validation_error() const {
-    struct Field {
-      char const* name;
-      std::int64_t value;
-    };
-    for (Field const f : {Field{"wait", wait}, Field{"warmup", warmup}, Field{"active", active},
-                          Field{"repeat", repeat}, Field{"skip_first", skip_first}}) {
-      if (f.value < 0) {
-        return std::string{f.name} + " must not be negative (got " + std::to_string(f.value) + ")";
-      }
-    }
-    if (active < 1) return "active must be at least 1 (got 0): such a window captures nothing";
-    constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
-    if (wait > max - warmup || wait + warmup > max - active) {
-      return "wait + warmup + active overflows a 64-bit step count";
-    }
-    return {};
-  }
-
-  /**
-   * @brief Parses "wait=10,warmup=2,active=3,repeat=1[,skip_first=N]" (NSIGHTKIT_CAPTURE's
-   *        grammar, without the "off" words).
-   * @param text the schedule; blanks around keys and values are ignored.
-   * @param error when not null, receives what is wrong (naming the bad part) on failure.
-   * @return the schedule, or std::nullopt when `text` is malformed or contradictory.
-   */
-  [[nodiscard]] static std::optional<CaptureSchedule> parse(std::string_view text,
-                                                            std::string* error = nullptr) {
-    detail::capture::ParsedSchedule p;
-    std::string err = detail::capture::parse_schedule_text(text, p);
-    CaptureSchedule s{p.wait, p.warmup, p.active, p.repeat, p.skip_first};
-    if (err.empty()) err = s.validation_error();
-    if (!err.empty()) {
-      if (error != nullptr) *error = std::move(err);
-      return std::nullopt;
-    }
-    return s;
-  }
-
-  /// Schedules compare field by field.
-  friend constexpr bool operator==(CaptureSchedule const& a, CaptureSchedule const& b) noexcept {
-    return a.wait == b.wait && a.warmup == b.warmup && a.active == b.active &&
-           a.repeat == b.repeat && a.skip_first == b.skip_first;
-  }
-  /// Schedules compare field by field.
-  friend constexpr bool operator!=(CaptureSchedule const& a, CaptureSchedule const& b) noexcept {
-    return !(a == b);
-  }
-};
-
-/// The backends a window drives at its edges; combine with `|`.
-enum class CaptureBackend : unsigned {
-  none = 0u,           ///< neither (callbacks and the capture state still work)
-  cuda_profiler = 1u,  ///< cuProfilerStart / cuProfilerStop (through a ProfilerBackend)
-  nvtx_range = 2u,     ///< an NVTX start/end range spanning each window
-  all = 3u,            ///< both
-};
-
-/// The union of two backend sets.
-constexpr CaptureBackend operator|(CaptureBackend a, CaptureBackend b) noexcept {
-  return static_cast<CaptureBackend>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
-}
-/// The intersection of two backend sets.
-constexpr CaptureBackend operator&(CaptureBackend a, CaptureBackend b) noexcept {
-  return static_cast<CaptureBackend>(static_cast<unsigned>(a) & static_cast<unsigned>(b));
-}
-/// True when `set` contains every backend of `b`.
-constexpr bool has_backend(CaptureBackend set, CaptureBackend b) noexcept {
-  return (set & b) == b && b != CaptureBackend::none;
-}
-
-/**
- * @brief What a window calls to start, synchronize and stop a profiler. The default is the CUDA
- *        driver's profiler API (cuda_profiler_backend()); inject your own to test or to drive
- *        another tool.
- *
- * Each call returns "" on success, else one sentence saying what failed (it becomes the
- * window's diagnostic). Calls are made under a process-wide lock: a backend must not call back
- * into a CaptureWindow. A window calls synchronize() then stop() at each window end, and never
- * calls stop() without a successful start().
- *
- * @code
- * struct Log : nsightkit::ProfilerBackend {
- *   std::vector<std::string> calls;
- *   std::string start() override { calls.push_back("start"); return {}; }
- *   std::string synchronize() override { calls.push_back("sync"); return {}; }
- *   std::string stop() override { calls.push_back("stop"); return {}; }
- * };
- * @endcode
- */
-class ProfilerBackend {
- public:
-  /// Starts collection ("" on success, else what failed).
-  virtual std::string start() = 0;
-  /// Waits until the device finished the work queued so far ("" on success).
-  virtual std::string synchronize() = 0;
-  /// Stops collection ("" on success, else what failed).
-  virtual std::string stop() = 0;
-  /// Backends are destroyed by their owner, through the derived type or this base.
-  virtual ~ProfilerBackend() = default;
-
- protected:
-  /// Only derived backends are constructed.
-  ProfilerBackend() = default;
-  /// Derived backends may be copied.
-  ProfilerBackend(ProfilerBackend const&) = default;
-  /// Derived backends may be assigned.
-  ProfilerBackend& operator=(ProfilerBackend const&) = default;
-};
-
-namespace detail {
-
-/// "no CUDA driver/device (the NVIDIA driver library libcuda.so.1 could not be loaded)".
-inline std::string describe_no_cuda_driver() {
-  std::string m = "no CUDA driver/device (";
-  cuda_driver::describe_unavailable(m);
-  m += ')';
-  return m;
-}
-
-/// "cuProfilerStart() returned CUDA_ERROR_UNKNOWN (999): unknown error".
-inline std::string describe_driver_failure(char const* call, int status) {
-  std::string m = call;
-  m += " returned ";
-  cuda_driver::describe(m, status);
-  return m;
-}
-
-/// The CUDA profiler API through the driver (cuProfilerStart / cuCtxSynchronize /
-/// cuProfilerStop), loaded at run time: the program links no CUDA library for it. Shared by the
-/// whole process (reference-counted starts, as the profiler state is per process).
-class CudaDriverProfiler final : public ProfilerBackend {
- public:
-  std::string start() override {
-    std::lock_guard<std::mutex> lock{capture::registry.profiler_mutex};
-    if (capture::registry.profiler_starts > 0) {
-      ++capture::registry.profiler_starts;  // already running for another window
-      return {};
-    }
-    cuda_driver::Api const& a = cuda_driver::api();
-    if (a.unavailable != nullptr) return describe_no_cuda_driver();
-    if (a.profiler_start == nullptr) return "the CUDA driver has no cuProfilerStart()";
-    // cudaProfilerStart would initialise the thread's context first; so does this.
-    char const* call = "";
-    int st = cuda_driver::ensure_context(call);
-    if (st != cuda_driver::success) return describe_driver_failure(call, st);
-    st = a.profiler_start();
-    if (st != cuda_driver::success) return describe_driver_failure("cuProfilerStart()", st);
-    capture::registry.profiler_starts = 1;
-    return {};
-  }
-
-  std::string synchronize() override {
-    cuda_driver::Api const& a = cuda_driver::api();
-    if (a.unavailable != nullptr) return describe_no_cuda_driver();
-    if (a.ctx_synchronize == nullptr) return "the CUDA driver has no cuCtxSynchronize()";
-    char const* call = "";
-    int st = cuda_driver::ensure_context(call);
-    if (st == cuda_driver::success) {
-      call = "cuCtxSynchronize()";
-      st = a.ctx_synchronize();
-    }
-    if (st == cuda_driver::success || st == cuda_driver::deinitialized) return {};  // shutting down
-    return describe_driver_failure(call, st);
-  }
-
-  std::string stop() override {
-    std::lock_guard<std::mutex> lock{capture::registry.profiler_mutex};
-    if (capture::registry.profiler_starts <= 0) {
-      return "cuProfilerStop() skipped: no cuProfilerStart() to match";
-    }
-    if (--capture::registry.profiler_starts > 0) return {};  // another window still captures
-    cuda_driver::Api const& a = cuda_driver::api();          // usable: a start succeeded
-    if (a.profiler_stop == nullptr) return "the CUDA driver has no cuProfilerStop()";
-    char const* call = "";
-    int st = cuda_driver::ensure_context(call);
-    if (st == cuda_driver::success) {
-      call = "cuProfilerStop()";
-      st = a.profiler_stop();
-    }
-    if (st == cuda_driver::success || st == cuda_driver::deinitialized) return {};
-    return describe_driver_failure(call, st);
-  }
-};
-
-/// The one CUDA profiler backend (leaked on purpose: usable during static destruction).
-inline ProfilerBackend& cuda_driver_profiler() {
-  static ProfilerBackend* const backend = new CudaDriverProfiler{};
-  return *backend;
-}
-
-}  // namespace detail
 
 /**
  * @brief The CUDA profiler backend every window uses by default: `cuProfilerStart`,
@@ -393,20 +99,7 @@ inline ProfilerBackend& cuda_driver_profiler() {
  * if (std::string err = cuda.start(); !err.empty()) std::fprintf(stderr, "%s\n", err.c_str());
  * @endcode
  */
-inline ProfilerBackend& cuda_profiler_backend() { return detail::cuda_driver_profiler(); }
-
-/// The step numbers of a window, given to on_start / on_stop callbacks.
-struct CaptureEvent {
-  std::int64_t first_step{0};  ///< the window's first active step
-  /// on_start: the last step the schedule will capture in this window; on_stop: the last step
-  /// begun inside the window (smaller when the window was closed early).
-  std::int64_t last_step{0};
-  std::int64_t cycle{0};  ///< which window: 0 for the first cycle, 1 for the next, ...
-  bool complete{false};   ///< on_stop: the window ran to its scheduled end; on_start: false
-};
-
-/// A window's start or stop callback.
-using CaptureCallback = std::function<void(CaptureEvent const&)>;
+inline ProfilerBackend& cuda_profiler_backend() { return detail::capture::driver_profiler(); }
 
 /**
  * @brief How a CaptureWindow captures: backends, synchronization, names, environment, errors.
@@ -455,8 +148,8 @@ class CaptureWindow;
  * @code
  * for (int i = 0; i < n; ++i) {
  *   auto step = window.step();
- *   if (step.captured()) std::printf("step %lld is captured\n", static_cast<long
- * long>(step.number())); train_step(i);
+ *   if (step.captured()) std::printf("step %lld\n", static_cast<long long>(step.number()));
+ *   train_step(i);
  * }
  * @endcode
  */
@@ -641,8 +334,9 @@ class CaptureWindow {
 #if NSIGHTKIT_ENABLED
     options_ = std::move(options);
     read_environment();
-    profiler_ = options_.profiler != nullptr ? options_.profiler : &detail::cuda_driver_profiler();
-    driver_profiler_ = profiler_ == &detail::cuda_driver_profiler();
+    profiler_ =
+        options_.profiler != nullptr ? options_.profiler : &detail::capture::driver_profiler();
+    driver_profiler_ = profiler_ == &detail::capture::driver_profiler();
     use_profiler_api_ = has_backend(options_.backends, CaptureBackend::cuda_profiler);
     use_nvtx_ = has_backend(options_.backends, CaptureBackend::nvtx_range) &&
                 options_.nvtx_range_name != nullptr;
@@ -790,7 +484,7 @@ class CaptureWindow {
 #if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
     try {
 #endif
-      std::string why = detail::describe_no_cuda_driver();
+      std::string why = detail::capture::describe_no_driver();
       why += ": capture continues without the profiler";
       edge.messages.push_back("CaptureWindow: " + why);
 #if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS

@@ -1,4 +1,5 @@
-// Internal: the grammar of a capture schedule given as text (the NSIGHTKIT_CAPTURE variable).
+// Internal: the grammar of a capture schedule given as text (the NSIGHTKIT_CAPTURE variable), and
+// the rules a schedule must follow (CaptureSchedule::validation_error, CaptureSchedule::parse).
 //
 //   value    := an "off" word (detail::is_off_word: 0, off, none, false, no; any case)
 //             | item ("," item)*
@@ -18,13 +19,15 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::capture {
 
-/// The fields of a schedule as parsed text, in CaptureSchedule's order.
+/// The fields of a schedule, in CaptureSchedule's order (parsed from text, or a schedule checked).
 struct ParsedSchedule {
   std::int64_t wait{0};
   std::int64_t warmup{0};
@@ -96,6 +99,40 @@ inline std::string parse_schedule_text(std::string_view text, ParsedSchedule& ou
   if (r.active == 0) return "active=0 captures nothing (write \"off\" to switch capture off)";
   out = r;
   return {};
+}
+
+/// "" when the fields make a valid schedule, else what is wrong with them (one sentence):
+/// CaptureSchedule::validation_error().
+inline std::string schedule_error(ParsedSchedule const& s) {
+  struct Field {
+    char const* name;
+    std::int64_t value;
+  };
+  for (Field const f : {Field{"wait", s.wait}, Field{"warmup", s.warmup}, Field{"active", s.active},
+                        Field{"repeat", s.repeat}, Field{"skip_first", s.skip_first}}) {
+    if (f.value < 0) {
+      return std::string{f.name} + " must not be negative (got " + std::to_string(f.value) + ")";
+    }
+  }
+  if (s.active < 1) return "active must be at least 1 (got 0): such a window captures nothing";
+  constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  if (s.wait > max - s.warmup || s.wait + s.warmup > max - s.active) {
+    return "wait + warmup + active overflows a 64-bit step count";
+  }
+  return {};
+}
+
+/// CaptureSchedule::parse: the schedule in `text`, valid, or std::nullopt with what is wrong
+/// in `*error` (when not null).
+inline std::optional<ParsedSchedule> parse_schedule(std::string_view text, std::string* error) {
+  ParsedSchedule p;
+  std::string err = parse_schedule_text(text, p);
+  if (err.empty()) err = schedule_error(p);
+  if (!err.empty()) {
+    if (error != nullptr) *error = std::move(err);
+    return std::nullopt;
+  }
+  return p;
 }
 
 }  // namespace detail::capture
