@@ -7,6 +7,7 @@
 #include <nsightkit/detail/capture_state.hpp>
 #include <nsightkit/detail/cuda_driver.hpp>
 #include <nsightkit/detail/process.hpp>
+#include <nsightkit/detail/report/counters.hpp>
 #include <nsightkit/detail/report/gpu_events.hpp>
 #include <nsightkit/detail/report/html.hpp>
 #include <nsightkit/detail/report/options.hpp>
@@ -109,11 +110,13 @@ inline void fork_prepare() noexcept {
   s->se_mutex.lock();
   for (auto const& t : s->threads) t->lock.lock();
   if (EventsSource* ev = events_source_ptr.load(std::memory_order_acquire)) ev->fork_lock();
+  counters.mutex.lock();  // a leaf: held alone by counter_sample()
 }
 
 inline void fork_parent() noexcept {
   State* s = state();
   if (s == nullptr) return;
+  counters.mutex.unlock();
   if (EventsSource* ev = events_source_ptr.load(std::memory_order_acquire)) ev->fork_unlock();
   for (auto it = s->threads.rbegin(); it != s->threads.rend(); ++it) (*it)->lock.unlock();
   s->se_mutex.unlock();
@@ -147,6 +150,9 @@ inline void fork_child() noexcept {
   s->se_stats.clear();
   s->se_index.clear();
   s->se_trace.clear();
+  counters.samples.clear();
+  counters.dropped = 0;
+  counters.mutex.unlock();
   s->origin.store(s->now(), std::memory_order_relaxed);
   s->exit_written.store(false, std::memory_order_relaxed);
   for (auto it = s->threads.rbegin(); it != s->threads.rend(); ++it) (*it)->lock.unlock();
@@ -398,6 +404,7 @@ inline void reset() noexcept {
     s->se_trace.clear();
   }
   if (EventsSource* ev = events_source_ptr.load(std::memory_order_acquire)) ev->reset_counters();
+  clear_counters();
   if (GpuSource* src = s->source.load(std::memory_order_acquire)) src->reset_counters();
 }
 

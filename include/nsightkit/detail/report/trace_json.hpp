@@ -12,6 +12,7 @@
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/json.hpp>
 #include <nsightkit/detail/process.hpp>
+#include <nsightkit/detail/report/counters.hpp>
 #include <nsightkit/detail/report/output.hpp>
 #include <nsightkit/detail/report/snapshot.hpp>
 #include <nsightkit/detail/report/state.hpp>
@@ -108,13 +109,14 @@ class TraceWriter {
 
   /// An instant event at the cut, saying how many older events were left out.
   void cut_note(std::int64_t cutoff, std::size_t cap) {
+    side_track();
     event();
     out_ += "{\"ph\":\"i\",\"s\":\"g\",\"name\":";
     json_string(
         out_,
         fmt::format("nsightkit: {} older events left out (trace-size cap of {} bytes)", cut_, cap));
     fmt::format_to(std::back_inserter(out_),
-                   ",\"cat\":\"nsightkit\",\"pid\":{},\"tid\":0,\"ts\":", pid_);
+                   ",\"cat\":\"nsightkit\",\"pid\":{},\"tid\":{},\"ts\":", pid_, side_tid);
     json_micros(out_, cutoff - origin_);
     out_ += '}';
   }
@@ -194,17 +196,37 @@ class TraceWriter {
       for (std::size_t b = 0; b < busy.size(); ++b) {
         std::int64_t const ts = first + static_cast<std::int64_t>(b) * bin;
         if (!keep(ts)) continue;
+        side_track();
         std::size_t const at = out_.size();
         event();
         out_ += "{\"ph\":\"C\",\"name\":";
         json_string(out_, name);
-        fmt::format_to(std::back_inserter(out_), ",\"pid\":{},\"ts\":", pid_);
+        fmt::format_to(std::back_inserter(out_), ",\"pid\":{},\"tid\":{},\"ts\":", pid_, side_tid);
         json_micros(out_, first + static_cast<std::int64_t>(b) * bin - origin_);
         fmt::format_to(std::back_inserter(out_), ",\"args\":{{\"busy\":{:.1f}}}}}",
                        100.0 * static_cast<double>(busy[b]) / static_cast<double>(bin));
         measured(at, ts);
         sink_.maybe_flush();
       }
+    }
+  }
+
+  /// Counter tracks (counters.hpp): one "C" event per sample, the track named after the counter.
+  void counter_tracks(std::vector<CounterSample> const& samples) {
+    for (CounterSample const& c : samples) {
+      if (!keep(c.t)) continue;
+      side_track();
+      std::size_t const at = out_.size();
+      event();
+      out_ += "{\"ph\":\"C\",\"name\":";
+      json_string(out_, c.name != nullptr ? c.name : "counter");
+      fmt::format_to(std::back_inserter(out_),
+                     ",\"cat\":\"nsightkit counter\",\"pid\":{},\"tid\":{},\"ts\":", pid_,
+                     side_tid);
+      json_micros(out_, c.t - origin_);
+      fmt::format_to(std::back_inserter(out_), ",\"args\":{{\"value\":{}}}}}", c.value);
+      measured(at, c.t);
+      sink_.maybe_flush();
     }
   }
 
@@ -216,6 +238,15 @@ class TraceWriter {
   }
 
  private:
+  /// The track of the process's counters and notes (no OS thread has id 0), named once.
+  static constexpr std::uint32_t side_tid = 0;
+  void side_track() {
+    if (side_named_) return;
+    side_named_ = true;
+    meta_name("thread_name", side_tid, "nsightkit counters");
+    meta_sort(side_tid, 2000000);
+  }
+
   /// Whether an event that ends at `key` is written (always while measuring).
   bool keep(std::int64_t key) noexcept {
     if (measure_ || key > cutoff_) return true;
@@ -411,6 +442,7 @@ class TraceWriter {
   std::map<int, std::vector<std::pair<std::int64_t, std::int64_t>>> busy_;  // per device
   std::set<std::uint32_t> flows_;  // correlation ids that have their arrow
   bool measure_{false};
+  bool side_named_{false};
   std::int64_t cutoff_{std::numeric_limits<std::int64_t>::min()};
   std::uint64_t cut_{0};
   std::vector<std::pair<std::int64_t, std::size_t>> sizes_;  // (end time, bytes) while measuring
@@ -448,6 +480,8 @@ inline void write_trace(TextSink& sink) {
   std::vector<ThreadTraceCopy> copies;
   copies.reserve(threads.size());
   for (ThreadData* td : threads) copies.push_back(copy_for_trace(*td, dropped));
+  std::uint64_t counters_dropped = 0;
+  std::vector<CounterSample> const counter_samples = copy_counters(counters_dropped);
   std::vector<StartEndEvent> se;
   std::vector<std::string> se_names;
   if (s != nullptr) {
@@ -460,6 +494,7 @@ inline void write_trace(TextSink& sink) {
     for (ThreadTraceCopy& t : copies) w.thread(t);
     w.start_end(se, se_names);
     w.busy_counters();
+    w.counter_tracks(counter_samples);
   };
   std::int64_t cutoff = std::numeric_limits<std::int64_t>::min();
   constexpr std::size_t reserve = 2048;  // the header, otherData and the note at the cut
@@ -477,10 +512,11 @@ inline void write_trace(TextSink& sink) {
   w.end(fmt::format(
       "{{\"producer\":\"nsightkit {}\",\"rank\":{},\"pid\":{},\"forked_from\":{},"
       "\"events_dropped\":{},\"clock\":\"{}\",\"clock_source\":\"{}\",\"time_origin_ns\":{},"
+      "\"counter_samples_dropped\":{},"
       "\"size_cap\":{{\"max_bytes\":{},\"events_dropped\":{},\"kept_after_us\":{}}}}}",
       version_string, rank ? std::to_string(rank->rank) : std::string{"null"}, os_pid,
       parent != 0 ? std::to_string(parent) : std::string{"null"}, dropped,
-      steady ? "steady" : "custom", source, origin, cap, w.cut(),
+      steady ? "steady" : "custom", source, origin, counters_dropped, cap, w.cut(),
       w.cut() != 0 ? fmt::format("{:.3f}", static_cast<double>(cutoff - origin) / 1e3)
                    : std::string{"null"}));
 }

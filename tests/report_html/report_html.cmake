@@ -1,0 +1,51 @@
+# The report's HTML page and its small traces (docs/report-html.md): unit tests of the page
+# writer, the grammar's html= and trace-size= items, the step series, gzip and the size cap; and
+# end-to-end runs checked by check_html.py — the .json.gz trace with its counter track, the size
+# cap on a run of 10^6 ranges, the page and the tool's pages loaded in headless Chromium (DOM and
+# console checked, screenshots kept in the build tree), and a page of 10^5 paths (its load time
+# is printed; bench/RESULTS.md records it). Included from tests/CMakeLists.txt.
+include(${PROJECT_SOURCE_DIR}/cmake/nsightkitHtmlPage.cmake)
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+
+nsightkit_add_test(test_report_html SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_report_html.cpp
+  NO_RECORDER)
+
+# The same tests built with d3 inlined at build time: the page needs no file at run time.
+nsightkit_html_page_d3(${CMAKE_CURRENT_BINARY_DIR}/report_html_gen)
+if(NSIGHTKIT_HTML_D3_FOUND)
+  nsightkit_add_test(test_report_html_builtin SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_report_html.cpp
+    NO_RECORDER)
+  target_include_directories(test_report_html_builtin PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/report_html_gen)
+  target_compile_definitions(test_report_html_builtin PRIVATE NSK_EXPECT_BUILT_IN_D3)
+else()
+  message(STATUS "nsightkit: the HTML page's build-time d3 test is left out: ${NSIGHTKIT_HTML_D3_REASON}")
+endif()
+
+add_executable(report_html_demo ${CMAKE_CURRENT_LIST_DIR}/html_demo.cpp)
+target_link_libraries(report_html_demo PRIVATE nsightkit::nsightkit nsightkit_warnings)
+
+find_program(NSK_CHROMIUM NAMES chromium chromium-browser google-chrome)
+set(_nsk_html ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_html.py)
+set(_nsk_html_dir ${CMAKE_CURRENT_BINARY_DIR}/report_html)
+if(NSIGHTKIT_DISABLE)
+  add_test(NAME report_html_trace COMMAND ${_nsk_html} trace --disabled
+    --demo $<TARGET_FILE:report_html_demo> --dir ${_nsk_html_dir}/trace)
+  set(_nsk_html_tests report_html_trace)
+else()
+  add_test(NAME report_html_trace COMMAND ${_nsk_html} trace
+    --demo $<TARGET_FILE:report_html_demo> --dir ${_nsk_html_dir}/trace)
+  add_test(NAME report_html_cap COMMAND ${_nsk_html} cap
+    --demo $<TARGET_FILE:report_html_demo> --dir ${_nsk_html_dir}/cap)
+  foreach(what IN ITEMS page tool scale)
+    add_test(NAME report_html_${what} COMMAND ${_nsk_html} ${what}
+      --demo $<TARGET_FILE:report_html_demo> --dir ${_nsk_html_dir}/${what}
+      --chromium "${NSK_CHROMIUM}" --tool ${PROJECT_SOURCE_DIR}/tools/nsightkit_html.py)
+  endforeach()
+  set(_nsk_html_tests report_html_trace report_html_cap report_html_page report_html_tool
+    report_html_scale)
+  set_tests_properties(report_html_page report_html_tool report_html_scale PROPERTIES
+    SKIP_RETURN_CODE 77)
+  set_tests_properties(report_html_cap report_html_scale PROPERTIES TIMEOUT 600)
+endif()
+set_tests_properties(${_nsk_html_tests} PROPERTIES LABELS cpu FAIL_REGULAR_EXPRESSION "FAIL:"
+  ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")

@@ -1,0 +1,262 @@
+// The HTML page, the trace's size cap and gzip output, the step series and the grammar's new
+// items (docs/report-html.md). End-to-end checks in a browser are in check_html.py.
+#include <nsightkit/report.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#if __has_include(<zlib.h>)
+#include <zlib.h>
+
+#include <cstddef>
+// The report declares zlib's z_stream itself (zlib.h would reach every program): same layout.
+using NskStream = nsightkit::detail::report::gzip::Stream;
+static_assert(sizeof(NskStream) == sizeof(z_stream), "z_stream's size");
+static_assert(offsetof(NskStream, avail_in) == offsetof(z_stream, avail_in), "avail_in");
+static_assert(offsetof(NskStream, next_out) == offsetof(z_stream, next_out), "next_out");
+static_assert(offsetof(NskStream, avail_out) == offsetof(z_stream, avail_out), "avail_out");
+static_assert(offsetof(NskStream, msg) == offsetof(z_stream, msg), "msg");
+static_assert(offsetof(NskStream, zalloc) == offsetof(z_stream, zalloc), "zalloc");
+static_assert(offsetof(NskStream, opaque) == offsetof(z_stream, opaque), "opaque");
+static_assert(offsetof(NskStream, reserved) == offsetof(z_stream, reserved), "reserved");
+#endif
+
+namespace {
+
+namespace rep = nsightkit::detail::report;
+
+std::string parse_error(char const* spec) {
+  std::string why;
+  auto o = nsightkit::ReportOptions::try_parse(spec, &why);
+  return o ? std::string{"(parsed)"} : why;
+}
+
+std::size_t count(std::string const& s, std::string const& what) {
+  std::size_t n = 0;
+  for (std::size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+/// A snapshot with known rows, the way Report::snapshot() orders them (tree order).
+nsightkit::ReportSnapshot crafted() {
+  nsightkit::ReportSnapshot s;
+  s.pid = 4242;
+  s.run_ns = 1'000'000;
+  nsightkit::PathStats a;
+  a.path = a.name = "model";
+  a.cpu.count = 3;
+  a.cpu.total_ns = 900'000;
+  a.self_ns = 100'000;
+  s.paths.push_back(a);
+  nsightkit::PathStats b;
+  b.name = "</script><b>x</b>";
+  b.path = "model/" + b.name;
+  b.depth = 1;
+  b.parent = 0;
+  b.cpu.count = 3;
+  b.cpu.total_ns = 800'000;
+  b.work.kernels = 6;
+  b.work.busy_ns = 500'000;
+  b.work.top_kernels.push_back(nsightkit::KernelStats{"gemm<float>", 6, 450'000});
+  s.paths.push_back(b);
+  s.steps.count = 2;
+  s.step_series.push_back(nsightkit::StepPoint{10, 1, 400'000, 400'000});
+  s.step_series.push_back(nsightkit::StepPoint{500'000, 1, 450'000, 450'000});
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("grammar: html=PATH, trace-size=BYTES and their errors") {
+  auto o = nsightkit::ReportOptions::parse("html=out/r.html");
+  CHECK(o.html == "out/r.html");
+  CHECK(o.table.empty());  // an output alone: no table
+  CHECK(o.max_trace_bytes == std::size_t{256} << 20);
+  CHECK(nsightkit::ReportOptions::parse("trace=t.json.gz,trace-size=64M").max_trace_bytes ==
+        std::size_t{64} << 20);
+  CHECK(nsightkit::ReportOptions::parse("trace=t.json,trace-size=512k").max_trace_bytes == 524288);
+  CHECK(nsightkit::ReportOptions::parse("trace=t.json,trace-size=0").max_trace_bytes == 0);
+  CHECK(nsightkit::ReportOptions::parse("trace=t.json,trace-size=100000").max_trace_bytes ==
+        100000);
+  CHECK_THAT(parse_error("trace-size=100"), Catch::Contains("bad size in 'trace-size=100'"));
+  CHECK_THAT(parse_error("trace-size=lots"), Catch::Contains("bad size"));
+  CHECK_THAT(parse_error("trace-size=9999999G"), Catch::Contains("bad size"));
+  CHECK_THAT(parse_error("html"), Catch::Contains("'html' needs a file path (html=PATH)"));
+  CHECK_THAT(parse_error("html=a.html,html=b.html"), Catch::Contains("'html' given twice"));
+  CHECK_THAT(parse_error("json=x.html,html=x.html"),
+             Catch::Contains("json and html both write 'x.html'"));
+  CHECK_THAT(parse_error("tabel"), Catch::Contains("html=PATH"));  // the grammar names them
+}
+
+TEST_CASE("step series: every step while it fits, then bounded with the whole run covered") {
+  rep::StepSeries s;
+  for (int i = 0; i < 2048; ++i) s.add(i * 10, i);
+  REQUIRE(s.points().size() == 2048);
+  CHECK(s.points()[7].steps == 1);
+  CHECK(s.points()[7].total_ns == 7);
+  std::int64_t total = 0;
+  for (int i = 0; i < 100000; ++i) s.add(20480 + i * 10, 5);
+  std::uint64_t steps = 0;
+  std::int64_t sum = 0, longest = 0;
+  for (auto const& p : s.points()) {
+    steps += p.steps;
+    sum += p.total_ns;
+    longest = std::max(longest, p.max_ns);
+  }
+  for (int i = 0; i < 2048; ++i) total += i;
+  CHECK(s.points().size() <= rep::step_series_capacity);
+  CHECK(steps == 2048 + 100000);
+  CHECK(sum == total + 5 * 100000);
+  CHECK(longest == 2047);
+  CHECK(s.points().front().start_ns == 0);  // the run's start is still covered
+  for (std::size_t i = 1; i < s.points().size(); ++i)
+    CHECK(s.points()[i - 1].start_ns < s.points()[i].start_ns);
+}
+
+TEST_CASE("the page: template filled, text escaped, data and library inlined") {
+  auto const s = crafted();
+  rep::HtmlLibrary lib{"var d3={version:\"3.5.16\"}; /* </script> */", "test"};
+  rep::TextSink sink;
+  rep::write_html(sink, s, lib);
+  std::string const page = sink.buffer();
+  CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(page.find("@@NSK_") == std::string::npos);
+  CHECK(count(page, "<title>nsightkit report (pid 4242)</title>") == 1);
+  // A name cannot end the data's script element, nor the library's.
+  CHECK(page.find("</script><b>") == std::string::npos);
+  CHECK(page.find("\\u003c/script>\\u003cb>x\\u003c/b>") != std::string::npos);
+  CHECK(page.find("/* <\\/script> */") != std::string::npos);
+  CHECK(page.find("\"gemm\\u003cfloat>\"") != std::string::npos);
+  CHECK(page.find("\"series\":[[10,1,400000,400000],[500000,1,450000,450000]]") !=
+        std::string::npos);
+  CHECK(page.find("\"parent\":[-1,0]") != std::string::npos);
+  CHECK(page.find("\"top\":[{\"1\":[[0,6,450000]]}]") != std::string::npos);
+  CHECK(page.find("\n[3,900000,100000,") != std::string::npos);
+  CHECK(count(page, "</script>") == 3);  // data, library, page script
+}
+
+TEST_CASE("the page without a chart library says how to complete it") {
+  rep::HtmlLibrary lib{"", "'/nowhere/d3.min.js' cannot be read"};
+  rep::TextSink sink;
+  rep::write_html(sink, crafted(), lib);
+  CHECK(sink.buffer().find("was not found when this page was written: '/nowhere/d3.min.js' "
+                           "cannot be read") != std::string::npos);
+  CHECK(sink.buffer().find("nsightkit_html.py") != std::string::npos);  // the page's own hint
+}
+
+TEST_CASE("the chart library: NSIGHTKIT_REPORT_D3 names it, and only d3 3.x is taken") {
+  char const* dir = std::getenv("NSK_TEST_DIR");
+  std::string const base = dir != nullptr ? std::string{dir} + "/" : std::string{};
+  std::string const v3 = base + "fake_d3_v3.js", v7 = base + "fake_d3_v7.js";
+  {
+    std::FILE* f = std::fopen(v3.c_str(), "wb");
+    REQUIRE(f != nullptr);
+    std::fputs("!function(){var d3={version:\"3.5.17\"};}();", f);
+    std::fclose(f);
+    f = std::fopen(v7.c_str(), "wb");
+    REQUIRE(f != nullptr);
+    std::fputs("var d3={version:\"7.8.5\"};", f);
+    std::fclose(f);
+  }
+  ::setenv("NSIGHTKIT_REPORT_D3", v3.c_str(), 1);
+  auto lib = rep::html_library();
+  CHECK(lib.from == v3);
+  CHECK(lib.text.find("3.5.17") != std::string::npos);
+  ::setenv("NSIGHTKIT_REPORT_D3", "none", 1);
+  CHECK(rep::html_library().text.empty());
+  ::setenv("NSIGHTKIT_REPORT_D3", v7.c_str(), 1);
+  lib = rep::html_library();
+  CHECK(lib.from != v7);  // not version 3: the next place is tried
+#if defined(NSK_EXPECT_BUILT_IN_D3)
+  CHECK(lib.from == "built in");
+  CHECK(rep::is_d3_v3(lib.text));
+#else
+  CHECK(lib.from != "built in");
+#endif
+  ::unsetenv("NSIGHTKIT_REPORT_D3");
+  std::remove(v3.c_str());
+  std::remove(v7.c_str());
+}
+
+#if NSIGHTKIT_ENABLED
+TEST_CASE("trace size cap: the newest events stay, the oldest go, and the trace says so") {
+  nsightkit::ReportOptions o;
+  o.table.clear();
+  o.at_exit = false;
+  o.record_trace = true;
+  o.max_trace_bytes = 64 * 1024;
+  REQUIRE(nsightkit::Report::enable(o));
+  nsightkit::Report::reset();
+  for (int i = 0; i < 5000; ++i) {
+    nsightkit::ScopedRange r{"r" + std::to_string(i)};
+  }
+  std::string const t = nsightkit::Report::trace_json();
+  CHECK(t.size() <= o.max_trace_bytes);
+  CHECK(t.find("\"name\":\"r4999\"") != std::string::npos);  // newest kept
+  CHECK(t.find("\"name\":\"r0\"") == std::string::npos);     // oldest left out
+  CHECK(t.find("older events left out (trace-size cap of 65536 bytes)") != std::string::npos);
+  CHECK(t.find("\"size_cap\":{\"max_bytes\":65536,\"events_dropped\":") != std::string::npos);
+  CHECK(t.find("\"events_dropped\":0,\"kept_after_us\":null") == std::string::npos);
+
+  // No cap: everything.
+  o.max_trace_bytes = 0;
+  REQUIRE(nsightkit::Report::enable(o));
+  std::string const all = nsightkit::Report::trace_json();
+  CHECK(all.find("\"name\":\"r0\"") != std::string::npos);
+  CHECK(all.find("\"size_cap\":{\"max_bytes\":0,\"events_dropped\":0,\"kept_after_us\":null}") !=
+        std::string::npos);
+  CHECK(all.size() > 64 * 1024);
+  nsightkit::Report::disable();
+  nsightkit::Report::reset();
+}
+
+TEST_CASE("counter tracks: samples while a trace is recorded, none otherwise") {
+  nsightkit::ReportOptions o;
+  o.table.clear();
+  o.at_exit = false;
+  REQUIRE(nsightkit::Report::enable(o));
+  nsightkit::Report::reset();
+  rep::counter_sample("pool bytes", 1.0);  // no trace recorded: not kept
+  o.record_trace = true;
+  REQUIRE(nsightkit::Report::enable(o));
+  rep::counter_sample("pool bytes", 4096.0);
+  rep::counter_sample("pool bytes", 0.5);
+  std::string const t = nsightkit::Report::trace_json();
+  CHECK(count(t, "\"ph\":\"C\",\"name\":\"pool bytes\"") == 2);
+  CHECK(t.find("\"args\":{\"value\":4096}") != std::string::npos);
+  CHECK(t.find("\"args\":{\"value\":0.5}") != std::string::npos);
+  nsightkit::Report::reset();  // forgets them
+  CHECK(nsightkit::Report::trace_json().find("pool bytes") == std::string::npos);
+  nsightkit::Report::disable();
+}
+
+TEST_CASE("gzip: a .gz trace is compressed, else written plain without .gz and said once") {
+  char const* dir = std::getenv("NSK_TEST_DIR");
+  std::string const base = dir != nullptr ? std::string{dir} + "/" : std::string{};
+  std::string const path = base + "unit_trace.json.gz";
+  std::remove(path.c_str());
+  std::string wrote;
+  std::string const text = "{\"traceEvents\":[]}\n";
+  auto produce = [&](rep::TextSink& sink) { sink.buffer() += text; };
+  bool const ok = rep::write_output(path, "trace", "trace", ".json", produce, wrote);
+  REQUIRE(ok);
+  if (rep::gzip::api().unavailable == nullptr) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    REQUIRE(f != nullptr);
+    unsigned char magic[2] = {0, 0};
+    CHECK(std::fread(magic, 1, 2, f) == 2);
+    std::fclose(f);
+    CHECK(magic[0] == 0x1f);
+    CHECK(magic[1] == 0x8b);
+    CHECK(wrote == path + " (trace)");
+  } else {
+    CHECK(wrote == base + "unit_trace.json (trace)");
+  }
+  std::remove(path.c_str());
+}
+#endif
