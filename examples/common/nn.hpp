@@ -11,6 +11,7 @@
 #include "common/backend.hpp"
 #include "common/tensor.hpp"
 
+#include <nsightkit/hooked.hpp>
 #include <nsightkit/module.hpp>
 
 #include <array>

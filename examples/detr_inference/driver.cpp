@@ -2,6 +2,7 @@
 
 #include "images.hpp"
 
+#include <nsightkit/hooked.hpp>
 #include <nsightkit/module.hpp>
 
 #include <cstring>

@@ -2,6 +2,7 @@
 // ranges of each iteration are timed on the compute stream by nsightkit's report.
 #include "driver.hpp"
 
+#include <nsightkit/hooked.hpp>
 #include <nsightkit/module.hpp>
 #include <nsightkit/prefetch.hpp>
 #include <nsightkit/report.hpp>

@@ -20,6 +20,7 @@
 #include "common/inference_ops.hpp"
 
 #include <nsightkit/capture.hpp>
+#include <nsightkit/hooked.hpp>
 #include <nsightkit/module.hpp>
 #include <nsightkit/report.hpp>
 

@@ -21,6 +21,7 @@
 #include "common/inference_ops.hpp"
 #include "common/tensor.hpp"
 
+#include <nsightkit/hooked.hpp>
 #include <nsightkit/module.hpp>
 
 #include <array>

@@ -11,6 +11,7 @@
 //   --domain model: module ranges in a domain of their own ("model"), so that filters anchored
 //   at the bottom of the stack ("[") work.
 #include <nsightkit/cuda_check.hpp>
+#include <nsightkit/hooked.hpp>
 #include <nsightkit/module.hpp>
 #include <nsightkit/range.hpp>
 

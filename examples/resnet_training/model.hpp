@@ -17,6 +17,7 @@
 #include "common/backend.hpp"
 #include "common/nn.hpp"
 
+#include <nsightkit/hooked.hpp>
 #include <nsightkit/module.hpp>
 
 #include <optional>

@@ -8,6 +8,7 @@
 #include "runtime.hpp"
 
 #include <nsightkit/capture.hpp>
+#include <nsightkit/hooked.hpp>
 #include <nsightkit/module.hpp>
 #include <nsightkit/range.hpp>
 

@@ -2,18 +2,24 @@
  * @file nsightkit.hpp
  * @brief Umbrella header: includes every public nsightkit header.
  *
- * The testing helper (<nsightkit/testing.hpp>) is not included: it is a test tool.
+ * The testing helper (<nsightkit/testing.hpp>, <nsightkit/testing_types.hpp>) is not included:
+ * it is a test tool. The former names pinned_stats.hpp and prefetch_batch.hpp are not included
+ * either: they only forward to pinned_types.hpp and prefetch_types.hpp.
  */
 #pragma once
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/capture.hpp>
+#include <nsightkit/capture_types.hpp>
 #include <nsightkit/config.hpp>
+#include <nsightkit/hooked.hpp>
 #include <nsightkit/module.hpp>
-#include <nsightkit/pinned_stats.hpp>
-#include <nsightkit/prefetch_batch.hpp>
+#include <nsightkit/module_types.hpp>
+#include <nsightkit/pinned_types.hpp>
+#include <nsightkit/prefetch_types.hpp>
 #include <nsightkit/range.hpp>
 #include <nsightkit/report.hpp>
+#include <nsightkit/report_types.hpp>
 
 #if NSIGHTKIT_HAS_CUDA
 #include <nsightkit/cuda_check.hpp>

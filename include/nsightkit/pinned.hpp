@@ -53,7 +53,7 @@
 #include <nsightkit/detail/pinned/cuda.hpp>
 #include <nsightkit/detail/pinned/pool_core.hpp>
 #include <nsightkit/detail/pinned/size_class.hpp>
-#include <nsightkit/pinned_stats.hpp>
+#include <nsightkit/pinned_types.hpp>
 #include <nsightkit/stream.hpp>
 
 #include <cuda_runtime_api.h>

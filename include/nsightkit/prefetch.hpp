@@ -134,7 +134,7 @@
 #include <nsightkit/detail/prefetch/core.hpp>
 #include <nsightkit/detail/prefetch/cuda.hpp>
 #include <nsightkit/pinned.hpp>
-#include <nsightkit/prefetch_batch.hpp>
+#include <nsightkit/prefetch_types.hpp>
 #include <nsightkit/range.hpp>
 #include <nsightkit/stream.hpp>
 

@@ -31,7 +31,7 @@
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/emit.hpp>
 #include <nsightkit/detail/pinned/size_class.hpp>
-#include <nsightkit/pinned_stats.hpp>
+#include <nsightkit/pinned_types.hpp>
 
 #include <algorithm>
 #include <cstddef>

@@ -35,7 +35,7 @@
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/emit.hpp>
-#include <nsightkit/prefetch_batch.hpp>
+#include <nsightkit/prefetch_types.hpp>
 
 #include <cstddef>
 #include <cstdint>
