@@ -68,6 +68,12 @@ class Backend {
   virtual void fill(Tensor& dst, double value) = 0;
   /// Waits until every queued op has finished.
   virtual void synchronize() = 0;
+  /// From now on, device memory whose tensors are released stays allocated until the backend is
+  /// destroyed, instead of going back to the device. A captured CUDA graph keeps the addresses
+  /// of every buffer it used; a buffer freed while the graph lives (a model reallocating its
+  /// outputs for another input shape, a workspace that grows) must not be handed out again.
+  /// The CPU backend has no graphs and ignores it.
+  virtual void retain_freed_memory() {}
 
   // ---- convolution (filter [k, c, r, s] in the activations' layout: KCRS or KRSC) ----
   /// y[n, k, oh, ow] =

@@ -15,6 +15,8 @@
 #include <cstdio>
 #include <initializer_list>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -89,6 +91,49 @@ Perf const* choose(std::vector<Perf> const& perfs, int count, size_t limit, bool
   return nullptr;
 }
 
+/// Where released device memory goes: back to CUDA, or (once a CUDA graph may use it, see
+/// Backend::retain_freed_memory) kept until the last tensor and the backend are gone. Shared by
+/// the backend and the deleters of its tensors, so a tensor may outlive the backend.
+class DeviceMemory {
+ public:
+  DeviceMemory() = default;
+  DeviceMemory(DeviceMemory const&) = delete;
+  DeviceMemory& operator=(DeviceMemory const&) = delete;
+  ~DeviceMemory() {
+    for (void* p : kept_) NSIGHTKIT_CUDA_CHECK_NOTHROW(cudaFree(p));
+  }
+  void retain() {
+    std::lock_guard<std::mutex> const lock{mutex_};
+    retain_ = true;
+  }
+  /// Never throws: called from deleters.
+  void release(void* p) noexcept {
+    if (p == nullptr) return;
+    {
+      std::lock_guard<std::mutex> const lock{mutex_};
+      if (retain_) {
+        try {
+          kept_.push_back(p);
+          return;
+        } catch (...) {  // out of memory: leaking the block is safer than freeing it
+          return;
+        }
+      }
+    }
+    NSIGHTKIT_CUDA_CHECK_NOTHROW(cudaFree(p));
+  }
+
+ private:
+  std::mutex mutex_;
+  bool retain_{false};
+  std::vector<void*> kept_;
+};
+
+/// cuBLAS's workspace, set explicitly so that a GEMM captured into a CUDA graph uses this fixed
+/// buffer rather than one cuBLAS allocates for the capture (32 MiB: cuBLAS's recommendation for
+/// Hopper, more than enough elsewhere).
+constexpr size_t cublas_workspace_bytes = size_t{32} << 20;
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(CudaBackendOptions const& o) : options_{o} {
@@ -102,6 +147,9 @@ class CudaBackend final : public Backend {
     NN_CUDNN(cudnnSetStream(cudnn_, stream_));
     NN_CUBLAS(cublasCreate(&cublas_));
     NN_CUBLAS(cublasSetStream(cublas_, stream_));
+    // After cublasSetStream, which resets the handle to cuBLAS's own workspace pool.
+    NSIGHTKIT_CUDA_CHECK(cudaMalloc(&cublas_workspace_, cublas_workspace_bytes));
+    NN_CUBLAS(cublasSetWorkspace(cublas_, cublas_workspace_, cublas_workspace_bytes));
     NN_CUBLAS(
         cublasSetMathMode(cublas_, o.tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
   }
@@ -112,6 +160,7 @@ class CudaBackend final : public Backend {
     workspace_.reset();
     scratch_.reset();
     if (cublas_ != nullptr) cublasDestroy(cublas_);
+    if (cublas_workspace_ != nullptr) NSIGHTKIT_CUDA_CHECK_NOTHROW(cudaFree(cublas_workspace_));
     if (cudnn_ != nullptr) cudnnDestroy(cudnn_);
     NSIGHTKIT_CUDA_CHECK_NOTHROW(cudaStreamDestroy(stream_));
   }
@@ -137,7 +186,7 @@ class CudaBackend final : public Backend {
     size_t const n = std::max<size_t>(shape.numel(), 1);
     void* p = nullptr;
     NSIGHTKIT_CUDA_CHECK(cudaMalloc(&p, n * size_of(dtype)));
-    std::shared_ptr<void> storage(p, [](void* q) { NSIGHTKIT_CUDA_CHECK_NOTHROW(cudaFree(q)); });
+    std::shared_ptr<void> storage(p, [memory = memory_](void* q) { memory->release(q); });
     return make_tensor(std::move(storage), n, shape, layout, dtype, Device::cuda);
   }
 
@@ -189,6 +238,8 @@ class CudaBackend final : public Backend {
   }
 
   void synchronize() override { NSIGHTKIT_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+  void retain_freed_memory() override { memory_->retain(); }
 
   // ---- convolution ----
 
@@ -437,12 +488,14 @@ class CudaBackend final : public Backend {
   }
 
  private:
-  /// A device buffer that only grows (reallocation synchronizes: it happens in warm-up steps).
+  /// A device buffer that only grows (reallocation synchronizes: it happens in warm-up steps;
+  /// the old block goes through DeviceMemory, so a CUDA graph that used it keeps it).
   struct Buffer {
+    std::shared_ptr<DeviceMemory> memory;
     void* p{nullptr};
     size_t bytes{0};
     void reset() noexcept {
-      if (p != nullptr) NSIGHTKIT_CUDA_CHECK_NOTHROW(cudaFree(p));
+      memory->release(p);
       p = nullptr;
       bytes = 0;
     }
@@ -561,7 +614,9 @@ class CudaBackend final : public Backend {
   cudnnHandle_t cudnn_{};
   cublasHandle_t cublas_{};
   std::map<std::array<int, 11>, std::unique_ptr<ConvPlan>> plans_;
-  Buffer workspace_, scratch_;
+  std::shared_ptr<DeviceMemory> memory_{std::make_shared<DeviceMemory>()};
+  Buffer workspace_{memory_}, scratch_{memory_};
+  void* cublas_workspace_{nullptr};
 };
 
 }  // namespace

@@ -178,10 +178,26 @@ class CudaInferenceOps final : public InferenceOps {
       : stream_{stream}, options_{o} {
     cublas_check(cublasCreate(&cublas_), "cublasCreate");
     cublas_check(cublasSetStream(cublas_, stream_), "cublasSetStream");
+    // A workspace of our own, set after cublasSetStream (which resets it): GEMMs captured into
+    // a CUDA graph then use this fixed buffer, not one cuBLAS allocates during the capture.
+    cudaError_t const st = cudaMalloc(&workspace_, workspace_bytes);
+    if (st != cudaSuccess) {
+      cublasDestroy(cublas_);
+      throw std::runtime_error(std::string{"CUDA error: cudaMalloc of the cuBLAS workspace ("} +
+                               std::to_string(workspace_bytes >> 20) + " MiB) returned " +
+                               cudaGetErrorName(st) + ": " + cudaGetErrorString(st));
+    }
+    cublasStatus_t const ws = cublasSetWorkspace(cublas_, workspace_, workspace_bytes);
+    if (ws != CUBLAS_STATUS_SUCCESS) {
+      cublasDestroy(cublas_);
+      (void)cudaFree(workspace_);
+      cublas_check(ws, "cublasSetWorkspace");
+    }
   }
 
   ~CudaInferenceOps() override {
     if (cublas_ != nullptr) cublasDestroy(cublas_);
+    if (workspace_ != nullptr) (void)cudaFree(workspace_);
   }
 
   void bias_act(Tensor& y, Tensor const& bias, Tensor const* residual, Activation act) override {
@@ -286,9 +302,13 @@ class CudaInferenceOps final : public InferenceOps {
     }
   }
 
+  /// 32 MiB: cuBLAS's recommendation for Hopper, more than enough elsewhere.
+  static constexpr size_t workspace_bytes = size_t{32} << 20;
+
   cudaStream_t stream_;
   InferenceOpsOptions options_;
   cublasHandle_t cublas_{};
+  void* workspace_{nullptr};
 };
 
 }  // namespace

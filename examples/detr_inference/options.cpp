@@ -48,7 +48,8 @@ std::optional<Options> parse_options(int argc, char const* const* argv) {
   p.add_int("topk", "K", "detections kept per image (default 10)", &o.topk, 1, 10000);
   p.add_string("report", "SPEC",
                "the nsightkit report, in NSIGHTKIT_REPORT's grammar: table[=stderr|stdout|PATH], "
-               "json=PATH, csv=PATH, trace=PATH, ... or off (default table=stdout)",
+               "json=PATH, csv=PATH, trace=PATH, html=PATH, ... or off (default "
+               "table=stdout,html=detr_inference_report.html)",
                &o.report, [](std::string const& spec) {
                  std::string why;
                  if (!nsightkit::ReportOptions::try_parse(spec, &why) && !why.empty()) {
@@ -56,6 +57,11 @@ std::optional<Options> parse_options(int argc, char const* const* argv) {
                  }
                });
   p.add_switch("quiet", "do not print the detections", &o.quiet, true);
+  p.add_switch("cuda-graph",
+               "run the iterations eagerly, then again as a CUDA graph captured once per input "
+               "shape and replayed; prints both latencies, checks that the graph's outputs equal "
+               "the eager ones exactly, and prints the report of each run (cuda only)",
+               &o.cuda_graph, true);
   if (!p.parse(argc, argv)) return std::nullopt;
   if (o.image_size != 0 && o.image_size % 32 != 0) {
     throw nn::UsageError("--image-size: " + std::to_string(o.image_size) +
@@ -74,6 +80,11 @@ void resolve(Options& o, bool gpu) {
   }
   if (!gpu && o.precision == "tf32") {
     throw nn::UsageError("--precision tf32 needs the GPU (--device cuda); the CPU computes fp32");
+  }
+  if (!gpu && o.cuda_graph) {
+    throw nn::UsageError(
+        "--cuda-graph needs the GPU (--device cuda): CUDA graphs replay GPU work; the CPU runs "
+        "the model eagerly");
   }
   if (o.model == "auto") o.model = gpu ? "base" : "tiny";
   if (o.batch == 0) o.batch = gpu ? 8 : 2;

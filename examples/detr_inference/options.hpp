@@ -21,8 +21,11 @@ struct Options {
   int warmup{-1};                 ///< warm-up iterations; default 10 on cuda, 1 on cpu
   std::string model{"auto"};      ///< tiny | base | auto (base on cuda, tiny on cpu)
   int topk{10};
-  std::string report{"table=stdout"};  ///< NSIGHTKIT_REPORT grammar, or "off"
+  /// NSIGHTKIT_REPORT grammar, or "off": by default the table and the HTML page beside it.
+  std::string report{"table=stdout,html=detr_inference_report.html"};
   bool quiet{false};
+  /// Run eagerly, then as CUDA graphs captured once per input shape (cuda only).
+  bool cuda_graph{false};
 };
 
 /// Parses argv. Returns std::nullopt when --help was given (the help went to stdout).
@@ -30,7 +33,8 @@ struct Options {
 std::optional<Options> parse_options(int argc, char const* const* argv);
 
 /// Fills the defaults of the device that runs (`gpu`: the CUDA backend) and checks the
-/// combination: --precision fp16/bf16 are rejected with the reason, tf32 needs the GPU.
+/// combination: --precision fp16/bf16 are rejected with the reason, tf32 and --cuda-graph need
+/// the GPU.
 /// @throws nn::UsageError.
 void resolve(Options& o, bool gpu);
 
