@@ -56,7 +56,17 @@ class CudaError : public std::runtime_error {
   /// The source line of the call.
   [[nodiscard]] int line() const noexcept { return line_; }
 
-  /// The message what() returns, for callers that build their own reports.
+  /**
+   * @brief The message what() returns, for callers that build their own reports: the one place
+   *        where the text of a failed CUDA runtime call is built (NSIGHTKIT_CUDA_CHECK_NOTHROW
+   *        prints the same text).
+   * @param code the error the call returned.
+   * @param call the call's text (null: "<call>").
+   * @param file the source file of the call (null: "<file>").
+   * @param line the source line of the call.
+   * @return "CUDA error: <call> returned <name> (<code>): <description> at <file>:<line>".
+   * @throws std::bad_alloc
+   */
   static std::string make_message(cudaError_t code, char const* call, char const* file, int line) {
     char const* name = cudaGetErrorName(code);
     char const* text = cudaGetErrorString(code);
@@ -93,12 +103,14 @@ inline cudaError_t cuda_check_nothrow(cudaError_t code, char const* call, char c
                                       int line) noexcept {
   if (code == cudaSuccess || code == cudaErrorCudartUnloading) return code;
   (void)cudaGetLastError();
-  char const* name = cudaGetErrorName(code);
-  char const* text = cudaGetErrorString(code);
-  std::fprintf(stderr, "nsightkit: CUDA error: %s returned %s (%d): %s at %s:%d\n",
-               call == nullptr ? "<call>" : call, name == nullptr ? "unknown" : name,
-               static_cast<int>(code), text == nullptr ? "" : text, file == nullptr ? "" : file,
-               line);
+  NSIGHTKIT_DETAIL_TRY {
+    std::fprintf(stderr, "nsightkit: %s\n",
+                 CudaError::make_message(code, call, file, line).c_str());
+  }
+  NSIGHTKIT_DETAIL_CATCH(...) {  // no memory for the text: the code alone
+    std::fprintf(stderr, "nsightkit: CUDA error %d at %s:%d\n", static_cast<int>(code),
+                 file == nullptr ? "<file>" : file, line);
+  }
   return code;
 }
 
