@@ -19,12 +19,10 @@
  * window range ends, profiler stop, on_stop. docs/capture-window.md is the user guide.
  *
  * **Environment.** `NSIGHTKIT_CAPTURE` (read once, when the window is constructed) replaces the
- * code's schedule as a whole: `NSIGHTKIT_CAPTURE="wait=10,warmup=2,active=3,repeat=1"`
- * (keys: wait, warmup, active, repeat, skip_first; `active` required; other keys default as in
- * CaptureSchedule), or `off` / `none` / `0` to switch capture off. Unset or empty: the code's
- * schedule. A malformed or contradictory value (negative, non-numeric, overflowing, unknown or
- * repeated key, active=0, missing active) prints ONE message naming the variable and the bad part
- * and switches capture off for that window (or, with CaptureOptions::strict_environment, throws
+ * code's schedule as a whole (`"wait=10,warmup=2,active=3,repeat=1"`, CaptureSchedule::parse's
+ * grammar), or switches capture off (`off`, `none`, `0`). Unset or empty: the code's schedule. A
+ * malformed or contradictory value prints ONE message naming the variable and the bad part and
+ * switches capture off for that window (or, with CaptureOptions::strict_environment, throws
  * std::invalid_argument from the constructor). It never silently captures another window.
  *
  * **Errors.** A schedule written in code that is invalid throws std::invalid_argument from the
@@ -64,6 +62,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <functional>
 #include <limits>
 #include <mutex>
@@ -100,42 +99,6 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
  * @endcode
  */
 inline ProfilerBackend& cuda_profiler_backend() { return detail::capture::driver_profiler(); }
-
-/**
- * @brief How a CaptureWindow captures: backends, synchronization, names, environment, errors.
- *
- * @code
- * nsightkit::CaptureOptions o;
- * o.backends = nsightkit::CaptureBackend::nvtx_range;   // nsys --capture-range=nvtx only
- * o.synchronize_before_stop = false;
- * o.diagnostics = [](std::string const& m) { my_log(m); };
- * nsightkit::CaptureWindow window{{10, 2, 3}, o};
- * @endcode
- */
-struct CaptureOptions {
-  /// Backends driven at window edges. `cuda_profiler` drives `profiler` (default: the CUDA
-  /// driver's profiler API, cuda_profiler_backend()).
-  CaptureBackend backends{CaptureBackend::all};
-  /// Synchronize the device (ProfilerBackend::synchronize; by default cuCtxSynchronize) before
-  /// a window ends, so its last kernels finish inside the capture. Applies to every backend.
-  bool synchronize_before_stop{true};
-  /// Name of the NVTX window range (domain "nsightkit"). Registered with the tool, so
-  /// `nsys -p NAME@nsightkit` matches it without NSYS_NVTX_PROFILER_REGISTER_ONLY=0.
-  /// Must outlive the window (a string literal).
-  char const* nvtx_range_name{"capture"};
-  /// Variable that overrides the schedule; nullptr or "" to ignore the environment.
-  char const* environment_variable{"NSIGHTKIT_CAPTURE"};
-  /// Throw std::invalid_argument from the constructor on a bad environment value, instead of
-  /// printing one message and switching capture off.
-  bool strict_environment{false};
-  /// The profiler to drive; nullptr = cuda_profiler_backend() (the CUDA driver, loaded at run
-  /// time; without a driver or a device the window says so once and goes on without it).
-  /// Not owned: it must outlive the window.
-  ProfilerBackend* profiler{nullptr};
-  /// Receives each diagnostic (one sentence, no prefix, no newline); empty = print
-  /// "nsightkit: <message>" on stderr. Must not throw or call back into a window.
-  std::function<void(std::string const&)> diagnostics{};
-};
 
 class CaptureWindow;
 
@@ -182,9 +145,7 @@ class CaptureStep {
   std::int64_t number_{-1};
   CapturePhase phase_{CapturePhase::off};
   bool open_{false};
-#if NSIGHTKIT_ENABLED
-  detail::Emitted range_{};
-#endif
+  detail::Emitted range_{};  // where the step's range went (empty under NSIGHTKIT_DISABLE)
 };
 
 /**
@@ -441,39 +402,46 @@ class CaptureWindow {
   }
 
   void report(std::string const& message) const noexcept {
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-    try {
-#endif
+    NSIGHTKIT_DETAIL_TRY {
       if (options_.diagnostics) {
         options_.diagnostics(message);
       } else {
         std::fprintf(stderr, "nsightkit: %s\n", message.c_str());
       }
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-    } catch (...) {
-      std::fprintf(stderr, "nsightkit: %s\n", message.c_str());
     }
+    NSIGHTKIT_DETAIL_CATCH(...) { std::fprintf(stderr, "nsightkit: %s\n", message.c_str()); }
+  }
+
+  /// Inside a handler: `prefix` + what() of the exception being handled, or `unknown` when it is
+  /// not a std::exception ("?" without memory). The one place a caught exception's text is read.
+  static std::string thrown(std::string const& prefix, char const* unknown) noexcept {
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+    try {
+      throw;
+    } catch (std::exception const& e) {
+      try {
+        return prefix + e.what();
+      } catch (...) {
+        return "?";
+      }
+    } catch (...) {
+      return unknown;
+    }
+#else
+    (void)prefix;
+    return unknown;
 #endif
   }
 
   /// Calls a backend function; "" on success, else its message (an exception counts as one).
   template <class F>
   static std::string call_backend(F&& f) noexcept {
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-    try {
-      return f();
-    } catch (std::exception const& e) {
-      try {
-        return std::string{"the profiler backend threw: "} + e.what();
-      } catch (...) {
-        return "?";
-      }
-    } catch (...) {
-      return "the profiler backend threw an unknown exception";
+    NSIGHTKIT_DETAIL_TRY { return f(); }
+    NSIGHTKIT_DETAIL_CATCH(...) {
+      return thrown("the profiler backend threw: ",
+                    "the profiler backend threw an unknown exception");
     }
-#else
-    return f();
-#endif
+    return {};
   }
 
   /// Without a CUDA driver or device the default profiler can do nothing: one clear line instead
@@ -481,27 +449,17 @@ class CaptureWindow {
   void drop_profiler_without_driver(Edge& edge) noexcept {
     if (detail::cuda_driver::api().unavailable == nullptr) return;
     profiler_ = nullptr;
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-    try {
-#endif
+    NSIGHTKIT_DETAIL_TRY {
       std::string why = detail::capture::describe_no_driver();
       why += ": capture continues without the profiler";
       edge.messages.push_back("CaptureWindow: " + why);
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-    } catch (...) {
     }
-#endif
+    NSIGHTKIT_DETAIL_CATCH(...) {}  // no memory for the message: the window goes on without it
   }
 
   static void add_message(Edge& edge, std::string const& what, char const* consequence) noexcept {
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-    try {
-#endif
-      edge.messages.push_back("CaptureWindow: " + what + "; " + consequence);
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-    } catch (...) {
-    }
-#endif
+    NSIGHTKIT_DETAIL_TRY { edge.messages.push_back("CaptureWindow: " + what + "; " + consequence); }
+    NSIGHTKIT_DETAIL_CATCH(...) {}  // no memory for the message: the window goes on without it
   }
 
   void start_capture(std::int64_t first) noexcept {
@@ -576,19 +534,12 @@ class CaptureWindow {
     auto const& callbacks = edge.started ? on_start_ : on_stop_;
     if (!edge.started && !edge.stopped) return;
     for (auto const& f : callbacks) {
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-      try {
-        f(edge.event);
-      } catch (std::exception const& e) {
-        report(std::string{"CaptureWindow: an "} + (edge.started ? "on_start" : "on_stop") +
-               " callback threw: " + e.what() + "; ignored");
-      } catch (...) {
-        report(std::string{"CaptureWindow: an "} + (edge.started ? "on_start" : "on_stop") +
-               " callback threw; ignored");
+      NSIGHTKIT_DETAIL_TRY { f(edge.event); }
+      NSIGHTKIT_DETAIL_CATCH(...) {
+        std::string const who = std::string{"CaptureWindow: an "} +
+                                (edge.started ? "on_start" : "on_stop") + " callback threw";
+        report(thrown(who + ": ", who.c_str()) + "; ignored");
       }
-#else
-      f(edge.event);
-#endif
     }
   }
 
@@ -625,9 +576,7 @@ inline CaptureStep::CaptureStep(CaptureWindow& window) : window_{&window} {
 inline void CaptureStep::end() noexcept {
   if (!open_) return;
   open_ = false;
-#if NSIGHTKIT_ENABLED
   detail::end_push<DefaultDomain>(std::exchange(range_, detail::Emitted{}));
-#endif
   if (window_ != nullptr) window_->end_step(*this);
 }
 

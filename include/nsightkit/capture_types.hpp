@@ -1,7 +1,8 @@
 /**
  * @file capture_types.hpp
  * @brief The plain types of capture windows (see capture.hpp): CapturePhase, CaptureSchedule,
- *        the CaptureBackend flags, the ProfilerBackend interface and CaptureEvent.
+ *        the CaptureBackend flags, the ProfilerBackend interface, CaptureEvent and
+ *        CaptureOptions.
  *
  * No NVTX, no CUDA and no window state: code that computes schedules or implements a profiler
  * backend includes this header alone.
@@ -230,5 +231,41 @@ struct CaptureEvent {
 
 /// A window's start or stop callback.
 using CaptureCallback = std::function<void(CaptureEvent const&)>;
+
+/**
+ * @brief How a CaptureWindow captures: backends, synchronization, names, environment, errors.
+ *
+ * @code
+ * nsightkit::CaptureOptions o;
+ * o.backends = nsightkit::CaptureBackend::nvtx_range;   // nsys --capture-range=nvtx only
+ * o.synchronize_before_stop = false;
+ * o.diagnostics = [](std::string const& m) { my_log(m); };
+ * nsightkit::CaptureWindow window{{10, 2, 3}, o};
+ * @endcode
+ */
+struct CaptureOptions {
+  /// Backends driven at window edges. `cuda_profiler` drives `profiler` (default: the CUDA
+  /// driver's profiler API, cuda_profiler_backend()).
+  CaptureBackend backends{CaptureBackend::all};
+  /// Synchronize the device (ProfilerBackend::synchronize; by default cuCtxSynchronize) before
+  /// a window ends, so its last kernels finish inside the capture. Applies to every backend.
+  bool synchronize_before_stop{true};
+  /// Name of the NVTX window range (domain "nsightkit"). Registered with the tool, so
+  /// `nsys -p NAME@nsightkit` matches it without NSYS_NVTX_PROFILER_REGISTER_ONLY=0.
+  /// Must outlive the window (a string literal).
+  char const* nvtx_range_name{"capture"};
+  /// Variable that overrides the schedule; nullptr or "" to ignore the environment.
+  char const* environment_variable{"NSIGHTKIT_CAPTURE"};
+  /// Throw std::invalid_argument from the constructor on a bad environment value, instead of
+  /// printing one message and switching capture off.
+  bool strict_environment{false};
+  /// The profiler to drive; nullptr = cuda_profiler_backend() (the CUDA driver, loaded at run
+  /// time; without a driver or a device the window says so once and goes on without it).
+  /// Not owned: it must outlive the window.
+  ProfilerBackend* profiler{nullptr};
+  /// Receives each diagnostic (one sentence, no prefix, no newline); empty = print
+  /// "nsightkit: <message>" on stderr. Must not throw or call back into a window.
+  std::function<void(std::string const&)> diagnostics{};
+};
 
 NSIGHTKIT_DETAIL_END_NAMESPACE

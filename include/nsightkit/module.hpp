@@ -215,16 +215,12 @@ inline HookHandle add_hook(std::shared_ptr<module::HookSet> set, ModuleHook fn, 
       start_tracking();  // hooks need paths: module scopes keep the per-thread stack from now on
   // Counted before the set holds it, so a scope that sees the hook also sees the count.
   if (instance) reg.instance_hooks.fetch_add(1, std::memory_order_relaxed);
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
   try {
-#endif
     set->add(e, post);
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
   } catch (...) {
     if (instance) reg.instance_hooks.fetch_sub(1, std::memory_order_relaxed);
-    throw;
+    throw;  // std::bad_alloc: adding a hook may throw (module hooks need exceptions anyway)
   }
-#endif
   return HookHandle{std::move(e), std::move(set)};
 }
 

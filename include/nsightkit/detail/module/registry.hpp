@@ -154,9 +154,7 @@ class HookSet {
   bool erase(HookEntry const* e) noexcept {
     std::lock_guard<std::mutex> lock{mutex_};
     if (!list_) return false;
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-    try {
-#endif
+    NSIGHTKIT_DETAIL_TRY {
       auto next = std::make_shared<HookList>(*list_);
       bool found = false;
       for (auto* v : {&next->pre, &next->post}) {
@@ -171,13 +169,12 @@ class HookSet {
       if (!found) return false;
       if (next->pre.empty() && next->post.empty()) next.reset();
       publish(std::move(next));
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-    } catch (...) {
+    }
+    NSIGHTKIT_DETAIL_CATCH(...) {
       // Out of memory for the new list: the entry stays listed but is marked removed, so it is
       // never called again; it is dropped with the next successful change.
       return false;
     }
-#endif
     count_.fetch_sub(1, std::memory_order_release);
     return true;
   }
@@ -602,15 +599,8 @@ inline void invoke_hook(HookEntry& e, ModuleInfo const& info) noexcept {
     RunningHooks& rh = running_hooks;
     int const slot = rh.depth++;
     if (slot < RunningHooks::capacity) rh.entries[slot] = &e;
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-    try {
-#endif
-      e.fn(info);
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-    } catch (...) {
-      report_hook_exception();
-    }
-#endif
+    NSIGHTKIT_DETAIL_TRY { e.fn(info); }
+    NSIGHTKIT_DETAIL_CATCH(...) { report_hook_exception(); }
     --rh.depth;
   }
   e.running.fetch_sub(1, std::memory_order_release);
