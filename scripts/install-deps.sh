@@ -6,6 +6,7 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ clang libclang-rt-dev clang-format libfmt-dev catch2 libbenchmark-dev pkg-config
   python3 python3-venv binutils doxygen)
+packages+=(chromium libjs-d3 zlib1g-dev)  # the report's HTML page: its browser tests, its chart library; gzip
 sudo=""
 if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
