@@ -84,7 +84,8 @@ ReportSetup setup_report(Config const& cfg, std::FILE* out, int rank) {
   }
   if (nsk::Report::is_enabled()) return {true, false};  // NSIGHTKIT_REPORT: it writes at exit
   if (rank != 0) return {};
-  auto options = nsk::ReportOptions::parse("table=stdout");
+  // The table, and the HTML page beside it (docs/report-html.md).
+  auto options = nsk::ReportOptions::parse("table=stdout,html=resnet_training_report.html");
   options.at_exit = false;
   bool const on = nsk::Report::enable(options);
   if (!on) say_unavailable(out);
