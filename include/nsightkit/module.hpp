@@ -83,7 +83,7 @@
 #include <utility>
 
 #if NSIGHTKIT_ENABLED
-#include <nsightkit/detail/module/registry.hpp>
+#include <nsightkit/detail/module/paths.hpp>
 #endif
 
 // ModuleScope's constructors are forced inline: clang otherwise keeps them out of line, and the

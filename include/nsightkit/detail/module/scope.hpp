@@ -26,7 +26,7 @@
 #include <thread>
 
 #if NSIGHTKIT_ENABLED
-#include <nsightkit/detail/module/registry.hpp>
+#include <nsightkit/detail/module/paths.hpp>
 #include <nsightkit/detail/thread.hpp>
 #endif
 
