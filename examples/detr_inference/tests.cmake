@@ -7,6 +7,8 @@
 #   detr_cli_*           bad options fail with a message naming the problem
 #   detr_ncu_*           ncu/detr_ncu.py (the ncu per-module summary) on fixed inputs
 #   detr_gpu             GPU/CPU agreement of every op and of the whole model (label gpu)
+#   detr_cuda_graph      --cuda-graph on the GPU: outputs identical to the eager forward, and
+#                        the same kernels per module path eager and replayed (label gpu)
 # Imported targets are directory-scoped: find what nsightkit_add_test links here too.
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 find_package(Threads REQUIRED)
@@ -40,7 +42,13 @@ set_tests_properties(detr_cli_bad_size PROPERTIES LABELS cpu
   PASS_REGULAR_EXPRESSION "detr_inference: --image-size: 100 is not a multiple of 32")
 add_test(NAME detr_cli_help COMMAND detr_inference --help)
 set_tests_properties(detr_cli_help PROPERTIES LABELS cpu
-  PASS_REGULAR_EXPRESSION "--enc-layers.*--dec-layers.*--queries")
+  PASS_REGULAR_EXPRESSION "--enc-layers.*--dec-layers.*--queries.*--cuda-graph +run the iterations eagerly, then again as a CUDA graph")
+add_test(NAME detr_cli_cuda_graph_cpu COMMAND detr_inference --device cpu --cuda-graph)
+set_tests_properties(detr_cli_cuda_graph_cpu PROPERTIES LABELS cpu
+  PASS_REGULAR_EXPRESSION "^detr_inference: --cuda-graph needs the GPU \\(--device cuda\\)")
+# Exit status 2 (a usage error), not a crash: WILL_FAIL on the status, the message checked above.
+add_test(NAME detr_cli_cuda_graph_cpu_status COMMAND detr_inference --device cpu --cuda-graph)
+set_tests_properties(detr_cli_cuda_graph_cpu_status PROPERTIES LABELS cpu WILL_FAIL TRUE)
 
 # ncu/detr_ncu.py (run by scripts/gpu/detr.sh on the GPU machine) on fixed inputs: the module
 # pick prefers GPU time and skips the loop's rows and ranges outside nsightkit's domain; the sums
@@ -60,6 +68,12 @@ get_property(_detr_gpu GLOBAL PROPERTY NSIGHTKIT_EXAMPLES_CUDA)
 if(_detr_gpu)
   nsightkit_add_gpu_test(detr_gpu SOURCES ${_detr_dir}/tests/test_detr_gpu.cpp
     LIBRARIES detr_inference_lib)
+  # --cuda-graph end to end; exits 77 (skipped) without a device or where CUPTI cannot run.
+  add_test(NAME detr_cuda_graph
+    COMMAND Python3::Interpreter ${_detr_dir}/tests/check_graph.py
+            --program $<TARGET_FILE:detr_inference> --out ${CMAKE_CURRENT_BINARY_DIR}/detr_cuda_graph)
+  set_tests_properties(detr_cuda_graph PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600
+    ENVIRONMENT_MODIFICATION "NVTX_INJECTION64_PATH=unset:;NSIGHTKIT_REPORT=unset:;NSIGHTKIT_CAPTURE=unset:")
 endif()
 unset(_detr_ncu)
 unset(_detr_dir)

@@ -2,6 +2,7 @@
 // layer norm, softmax, epilogues, batched GEMM, pooling, head permutes), post-processing
 // (top-k, box conversion), the latency summary, the options, and the model (shapes,
 // determinism, the module paths its hooks report).
+#include "graph_forward.hpp"
 #include "model.hpp"
 #include "options.hpp"
 #include "postprocess.hpp"
@@ -469,6 +470,37 @@ TEST_CASE("options: defaults per device, and clear errors") {
     CHECK_THROWS_WITH(detr::resolve(*half, true), Catch::Contains("not supported"));
   }
   CHECK_THROWS_WITH(detr::resolve(*given, false), Catch::Contains("tf32 needs the GPU"));
+
+  auto graph = parse({"--cuda-graph"});
+  REQUIRE(graph);
+  CHECK(graph->cuda_graph);
+  CHECK_FALSE(o->cuda_graph);
+  detr::Options graph_gpu = *graph;
+  CHECK_NOTHROW(detr::resolve(graph_gpu, true));
+  CHECK_THROWS_WITH(detr::resolve(*graph, false), Catch::Contains("--cuda-graph needs the GPU"));
+}
+
+TEST_CASE("the CUDA-graph output check: identical bit for bit, else the first difference") {
+  std::vector<double> const a{1.0, -2.5, 0.0, 3.25};
+  CHECK(detr::first_mismatch("logits", a, a).empty());
+  std::vector<double> b = a;
+  b[2] = -0.0;  // equal as numbers, not bit for bit: a replay computes the very same bits
+  CHECK(detr::first_mismatch("logits", a, b) == "logits[2]: eager 0, graph -0");
+  b = a;
+  b[3] = std::nextafter(3.25, 4.0);
+  CHECK_THAT(detr::first_mismatch("boxes", a, b), Catch::StartsWith("boxes[3]: eager 3.25"));
+  double const nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> const n1{nan, 1.0};
+  CHECK(detr::first_mismatch("boxes", n1, n1).empty());  // the same NaN bits
+  std::vector<double> const n2{1.0, nan};
+  CHECK(detr::first_mismatch("boxes", std::vector<double>{1.0, 1.0}, n2) ==
+        "boxes[1]: eager 1, graph nan");
+  CHECK(detr::first_mismatch("logits", a, std::vector<double>{1.0}) ==
+        "logits: 4 eager values, 1 from the graph");
+  // No graphs on the CPU backend.
+  Cpu cpu;
+  detr::Detr model{*cpu.be, detr::ModelConfig::tiny()};
+  CHECK_THROWS_AS(detr::make_graph_forward(*cpu.be, *cpu.ops, model), std::runtime_error);
 }
 
 namespace {
