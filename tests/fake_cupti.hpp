@@ -109,8 +109,7 @@ inline nr::GpuSource* provide_fake() { return fake; }
 
 /// A report using a fresh fake as its CUPTI source, for one test.
 struct Session {
-  explicit Session(bool captured = false,
-                   nsightkit::AdviceMode advice = nsightkit::AdviceMode::on,
+  explicit Session(bool captured = false, nsightkit::AdviceMode advice = nsightkit::AdviceMode::on,
                    nsightkit::AdviceThresholds thresholds = {}) {
     fake = new FakeCupti{};  // leaked on purpose: threads' cursors may point into it
     nr::cupti_provider.store(&provide_fake);

@@ -41,7 +41,8 @@ struct AdviceThresholds {
   /// A range launching at least this many kernels per call, each shorter than small_kernel_ns on
   /// average, with idle_share idle: a CUDA-graph candidate.
   std::uint64_t graph_kernels{20};
-  std::int64_t small_kernel_ns{20'000};  ///< see graph_kernels
+  /// The mean kernel duration below which kernels count as small (see graph_kernels).
+  std::int64_t small_kernel_ns{20'000};
   /// The GPU busy share of the steps' time below which CPU-only work inside steps is suspected of
   /// making the GPU wait.
   double busy_share{0.6};

@@ -69,8 +69,8 @@ void burst(char const* name, int n, std::int64_t base, std::int64_t len, std::in
     ScopedRange r{name};
     for (int k = 0; k < n; ++k) ids.push_back(fake->launch(base));
   }
-  for (int k = 0; k < n; ++k) fake->kernel(ids[static_cast<std::size_t>(k)], 1, base + k * every,
-                                           base + k * every + len);
+  for (int k = 0; k < n; ++k)
+    fake->kernel(ids[static_cast<std::size_t>(k)], 1, base + k * every, base + k * every + len);
 }
 
 }  // namespace
@@ -376,7 +376,8 @@ TEST_CASE("without steps the cost is for the whole run, and the table says so") 
 }
 #endif
 
-TEST_CASE("without the CUPTI source the GPU rules are not guessed: the report says what is missing") {
+TEST_CASE(
+    "without the CUPTI source the GPU rules are not guessed: the report says what is missing") {
   Report::disable();
   Report::reset();
   nsightkit::ReportOptions o;
@@ -384,9 +385,7 @@ TEST_CASE("without the CUPTI source the GPU rules are not guessed: the report sa
   o.at_exit = false;
   o.advice = AdviceMode::all;
   REQUIRE(Report::enable(o) == bool{NSIGHTKIT_ENABLED});
-  {
-    ScopedRange r{"forward"};
-  }
+  { ScopedRange r{"forward"}; }
   auto const s = Report::snapshot();
   REQUIRE(s.advice.empty());
 #if NSIGHTKIT_ENABLED

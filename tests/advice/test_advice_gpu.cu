@@ -160,7 +160,8 @@ TEST_CASE("a copy from pageable memory is named with its module; from pinned mem
   NSIGHTKIT_CUDA_CHECK(cudaFree(dev));
 }
 
-TEST_CASE("copies serialized with the kernels on one stream: copy-overlap names the copying module") {
+TEST_CASE(
+    "copies serialized with the kernels on one stream: copy-overlap names the copying module") {
   std::size_t const bytes = std::size_t{32} << 20;
   void* dev = nullptr;
   void* host = nullptr;
@@ -246,8 +247,9 @@ TEST_CASE("the legacy default stream beside a non-blocking stream: legacy-stream
   REQUIRE(s.find("aux")->work.legacy_stream_work == 0);
 }
 
-TEST_CASE("kernels shorter than the gaps between their launches: launch-bound, or a graph "
-          "candidate when there are many") {
+TEST_CASE(
+    "kernels shorter than the gaps between their launches: launch-bound, or a graph "
+    "candidate when there are many") {
   Stream a;
   for (int kernels : {8, 40}) {
     Session session;

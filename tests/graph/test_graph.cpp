@@ -35,7 +35,7 @@ TEST_CASE("the observer records unsafe calls in every running watch, with the mo
   // (relaxed capture): only by the check-mode watch.
   ng::observe({"cudaMalloc", cudaErrorStreamCaptureUnsupported, true, 7, 0, 0});
   ng::observe({"cudaStreamSynchronize", 0, true, 8, 0, 0});
-  ng::observe({"cudaLaunchKernel", 0, true, 8, 0, 0});             // fine
+  ng::observe({"cudaLaunchKernel", 0, true, 8, 0, 0});                                // fine
   ng::observe({"cuMemAlloc_v2", cudaErrorStreamCaptureUnsupported, false, 7, 0, 0});  // driver
   auto const s = ng::watch_end(strict);
   auto const c = ng::watch_end(check);

@@ -104,7 +104,7 @@ TEST_CASE("a forked stream not joined before the end of capture is named") {
     spin<<<1, 1, 0, a.s>>>(5 * us);
     NSIGHTKIT_CUDA_CHECK(cudaEventRecord(fork, a.s));
     NSIGHTKIT_CUDA_CHECK(cudaStreamWaitEvent(b.s, fork, 0));  // b joins the capture
-    spin<<<1, 1, 0, b.s>>>(5 * us);                         // ... and is never joined back
+    spin<<<1, 1, 0, b.s>>>(5 * us);                           // ... and is never joined back
     (void)capture.end();
     FAIL("the capture should have failed");
   } catch (nsightkit::GraphCaptureError const& e) {
@@ -174,7 +174,8 @@ TEST_CASE("a replay counts per module exactly the eager run's kernels, in about 
   Report::disable();
   Report::reset();
   REQUIRE(graph.replays() == 3);
-  for (char const* path : {"step/model", "step/model/layer1", "step/model/layer2", "step/model/head"}) {
+  for (char const* path :
+       {"step/model", "step/model/layer1", "step/model/layer2", "step/model/head"}) {
     INFO(path);
     auto const* e = eager.find(path);
     auto const* r = replay.find(path);

@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -206,7 +207,16 @@ class CuptiSource final : public AttributionSource {
         if (cbid < kinds.size()) {
           kinds[cbid] = static_cast<std::uint8_t>((launch ? 1 : 0) | (edge == 1 ? 2 : 0) |
                                                   (edge == 2 ? 4 : 0) | (blocking ? 8 : 0));
-          if (blocking) sync_names_[cbid] = intern_name(n);
+          if (blocking) {
+            // Shown without CUPTI's version suffix: "cudaMemcpy", not "cudaMemcpy_v3020".
+            std::string_view full{n};
+            std::size_t const v = full.rfind("_v");
+            if (v != std::string_view::npos && v + 2 < full.size() &&
+                full.find_first_not_of("0123456789", v + 2) == std::string_view::npos)
+              full = full.substr(0, v);
+            api_names_.emplace_back(full);
+            sync_names_[cbid] = intern_name(api_names_.back().c_str());
+          }
         }
         if (cuptiEnableCallback(1, subscriber_, domain, cbid) == CUPTI_SUCCESS)
           enabled_.emplace_back(domain, cbid);
@@ -498,6 +508,7 @@ class CuptiSource final : public AttributionSource {
   }
 
   std::vector<CUpti_ActivityKind> kinds_;
+  std::deque<std::string> api_names_;  // stable storage of the names interned above
   std::vector<std::uint32_t> sync_names_ =
       std::vector<std::uint32_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE, 0);
   std::mutex contexts_mutex_;

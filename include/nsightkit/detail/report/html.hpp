@@ -196,6 +196,10 @@ inline void html_data(TextSink& sink, ReportSnapshot const& s, std::string const
         fmt::format("{} ranges nested deeper than the depth limit are counted under "
                     "\"(deeper ranges)\" (depth=N raises it)",
                     deep));
+  if (dropped != 0)
+    notes.push_back(fmt::format(
+        "{} trace events beyond the per-thread limit were not kept (trace-events=N raises it)",
+        dropped));
   if (!library_note.empty()) notes.push_back(library_note);
   for (std::size_t i = 0; i < notes.size(); ++i) {
     if (i != 0) out += ',';

@@ -3,23 +3,23 @@
 # The capture window links no CUDA library: its profiler backend loads the CUDA driver at run
 # time (detail/cuda_driver.hpp). So none of these tests links CUDA::cudart; the GPU test links it
 # only for its own kernels and allocations.
-nsightkit_add_test(test_capture SOURCES test_capture.cpp)
+nsightkit_add_test(test_capture SOURCES capture/test_capture.cpp)
 # The same tests compiled with NSIGHTKIT_DISABLE inside an enabled build (the Recorder stays on):
 # proves the disabled window silent while it keeps counting steps and phases.
-nsightkit_add_test(test_capture_disabled SOURCES test_capture_disabled.cpp DISABLED)
+nsightkit_add_test(test_capture_disabled SOURCES capture/test_capture_disabled.cpp DISABLED)
 
-# The driver backend against a fake driver: libcuda.so.1 (tests/fake_driver) alone in a directory
+# The driver backend against a fake driver: libcuda.so.1 (tests/capture/fake_driver) alone in a directory
 # that the tests put first on LD_LIBRARY_PATH, so the loader's dlopen finds it. test_capture_driver
 # does not link it. One ctest entry per world (the driver is loaded once per process).
 if(UNIX AND NOT APPLE)
-  add_library(nsk_fake_cuda SHARED fake_driver/fake_cuda.cpp)
+  add_library(nsk_fake_cuda SHARED capture/fake_driver/fake_cuda.cpp)
   target_link_libraries(nsk_fake_cuda PRIVATE nsightkit_warnings Threads::Threads)
   set_target_properties(nsk_fake_cuda PROPERTIES
     OUTPUT_NAME cuda PREFIX lib SUFFIX .so.1
     LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fake_driver
     CXX_VISIBILITY_PRESET hidden)
 
-  add_executable(test_capture_driver test_capture_driver.cpp recorder_main.cpp)
+  add_executable(test_capture_driver capture/test_capture_driver.cpp recorder_main.cpp)
   target_link_libraries(test_capture_driver PRIVATE nsightkit::nsightkit nsightkit_warnings
     Catch2::Catch2 Threads::Threads ${CMAKE_DL_LIBS})
   target_include_directories(test_capture_driver PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
@@ -75,4 +75,4 @@ foreach(snippet IN LISTS _nsk_snippets)
 endforeach()
 
 # On a device: the real CUDA profiler backend (label gpu; skipped without a GPU).
-nsightkit_add_gpu_test(test_capture_gpu SOURCES gpu/test_capture_gpu.cu)
+nsightkit_add_gpu_test(test_capture_gpu SOURCES capture/test_capture_gpu.cu)

@@ -635,7 +635,7 @@ TEST_CASE("the trace holds metadata, one X event per range, marks and start/end 
     // The injected clock is not one other processes share: said, with its origin.
     REQUIRE(trace.find("\"clock\":\"custom\",\"clock_source\":\"ReportOptions::clock\","
                        "\"time_origin_ns\":" +
-                       std::to_string(origin) + "}") != std::string::npos);
+                       std::to_string(origin) + ",") != std::string::npos);
   }
 }
 

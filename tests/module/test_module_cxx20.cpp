@@ -10,7 +10,7 @@
 #include <vector>
 
 #if __cplusplus < 202002L
-#error "test_module_cxx20.cpp must be compiled as C++20 (see tests/module.cmake)"
+#error "test_module_cxx20.cpp must be compiled as C++20 (see tests/module/module.cmake)"
 #endif
 
 namespace nsk = nsightkit;

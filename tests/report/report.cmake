@@ -2,9 +2,9 @@
 # report per process across shared libraries, the end-to-end run from NSIGHTKIT_REPORT checked by
 # an independent parser, bad environment values, GPU fail-soft without a driver, and GPU timing on
 # a device (label gpu).
-nsightkit_add_test(test_report SOURCES test_report.cpp NO_RECORDER)
-nsightkit_add_test(test_report_threads SOURCES test_report_threads.cpp NO_RECORDER LABELS tsan)
-nsightkit_add_test(test_report_clock SOURCES test_report_clock.cpp NO_RECORDER LABELS tsan)
+nsightkit_add_test(test_report SOURCES report/test_report.cpp NO_RECORDER)
+nsightkit_add_test(test_report_threads SOURCES report/test_report_threads.cpp NO_RECORDER LABELS tsan)
+nsightkit_add_test(test_report_clock SOURCES report/test_report_clock.cpp NO_RECORDER LABELS tsan)
 
 if(NSIGHTKIT_DISABLE)
   set(_nsk_report_mode disabled)
@@ -14,12 +14,12 @@ endif()
 
 # ---- end to end: NSIGHTKIT_REPORT at startup, files at exit, checked by tests/check_trace.py ----
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
-add_executable(report_demo report_demo.cpp)
+add_executable(report_demo report/report_demo.cpp)
 target_link_libraries(report_demo PRIVATE nsightkit::nsightkit nsightkit_warnings Threads::Threads)
 add_test(NAME report_env_files
   COMMAND ${CMAKE_COMMAND} -DDEMO=$<TARGET_FILE:report_demo> -DPYTHON=${Python3_EXECUTABLE}
           -DCHECKER=${CMAKE_CURRENT_SOURCE_DIR}/check_trace.py -DDIR=${CMAKE_CURRENT_BINARY_DIR}/report_env_files
-          -DMODE=${_nsk_report_mode} -P ${CMAKE_CURRENT_SOURCE_DIR}/run_report_demo.cmake)
+          -DMODE=${_nsk_report_mode} -P ${CMAKE_CURRENT_SOURCE_DIR}/report/run_report_demo.cmake)
 set_tests_properties(report_env_files PROPERTIES LABELS cpu ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
 
 # A table on stderr at exit, from the environment alone.
@@ -40,15 +40,15 @@ endif()
 set_tests_properties(report_env_table report_env_bad PROPERTIES LABELS cpu
   ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
 
-# ---- one report per process across shared libraries (DESIGN.md, global state) ----
+# ---- one report per process across shared libraries (docs/design.md, global state) ----
 if(UNIX AND NOT APPLE)
   foreach(plugin IN ITEMS linked loaded loaded2)
-    add_library(nsk_report_plugin_${plugin} SHARED report_plugin.cpp)
+    add_library(nsk_report_plugin_${plugin} SHARED report/report_plugin.cpp)
     target_link_libraries(nsk_report_plugin_${plugin} PRIVATE nsightkit::nsightkit nsightkit_warnings)
     set_target_properties(nsk_report_plugin_${plugin} PROPERTIES CXX_VISIBILITY_PRESET hidden
       VISIBILITY_INLINES_HIDDEN ON)
   endforeach()
-  nsightkit_add_test(test_report_dso SOURCES test_report_dso.cpp NO_RECORDER
+  nsightkit_add_test(test_report_dso SOURCES report/test_report_dso.cpp NO_RECORDER
     LIBRARIES nsk_report_plugin_linked ${CMAKE_DL_LIBS})
   target_compile_definitions(test_report_dso PRIVATE
     NSK_REPORT_PLUGIN="$<TARGET_FILE:nsk_report_plugin_loaded>")
@@ -56,7 +56,7 @@ if(UNIX AND NOT APPLE)
 
   # A host without nsightkit loading two RTLD_LOCAL plugins: unified where the compiler emits unique
   # symbols (GCC), otherwise the second copy must detect the first and stay off.
-  add_executable(report_plain_host report_plain_host.cpp)
+  add_executable(report_plain_host report/report_plain_host.cpp)
   target_link_libraries(report_plain_host PRIVATE nsightkit_warnings ${CMAKE_DL_LIBS})
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     target_compile_definitions(report_plain_host PRIVATE NSK_EXPECT_UNIFIED=1)
@@ -72,29 +72,29 @@ endif()
 
 # ---- CUDA: fail-soft without a driver (CPU test), GPU times on a device ----
 if(TARGET CUDA::cudart)
-  nsightkit_add_test(test_report_cuda SOURCES test_report_cuda.cpp NO_RECORDER LABELS cuda
+  nsightkit_add_test(test_report_cuda SOURCES report/test_report_cuda.cpp NO_RECORDER LABELS cuda
     LIBRARIES CUDA::cudart)
 endif()
-nsightkit_add_gpu_test(test_report_gpu SOURCES gpu/test_report_gpu.cu NO_RECORDER)
+nsightkit_add_gpu_test(test_report_gpu SOURCES report/test_report_gpu.cu NO_RECORDER)
 
 # ---- a hostile environment: fork, bad output paths, runaway nesting, bad text, messages ----
-nsightkit_add_test(test_report_robust SOURCES test_report_robust.cpp NO_RECORDER)
+nsightkit_add_test(test_report_robust SOURCES report/test_report_robust.cpp NO_RECORDER)
 
 # The table at exit comes after the program's own buffered output, and the thread that exits is
 # not listed as exited.
-add_executable(report_exit report_exit.cpp)
+add_executable(report_exit report/report_exit.cpp)
 target_link_libraries(report_exit PRIVATE nsightkit::nsightkit nsightkit_warnings)
 add_test(NAME report_exit_order
   COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:report_exit> -DMODE=${_nsk_report_mode}
-          -P ${CMAKE_CURRENT_SOURCE_DIR}/run_report_exit.cmake)
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/report/run_report_exit.cmake)
 set_tests_properties(report_exit_order PROPERTIES LABELS cpu ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
 
 # ---- GPU work attributed to ranges (the cupti source's attribution, fed synthetic records) ----
-nsightkit_add_test(test_gpu_attribution SOURCES test_gpu_attribution.cpp NO_RECORDER LABELS tsan)
+nsightkit_add_test(test_gpu_attribution SOURCES report/test_gpu_attribution.cpp NO_RECORDER LABELS tsan)
 
 # ---- the CUPTI component: falls back cleanly without a driver; measures on a device ----
 if(TARGET nsightkit::cupti)
-  add_executable(report_cupti_demo report_cupti_demo.cpp)
+  add_executable(report_cupti_demo report/report_cupti_demo.cpp)
   target_link_libraries(report_cupti_demo PRIVATE nsightkit::cupti nsightkit_warnings)
   add_test(NAME report_cupti_auto COMMAND ${CMAKE_COMMAND} -E env NSIGHTKIT_REPORT=table,gpu=auto
     $<TARGET_FILE:report_cupti_demo>)
@@ -113,7 +113,7 @@ if(TARGET nsightkit::cupti)
       PASS_REGULAR_EXPRESSION "nsightkit report: CUPTI cannot be used here \\(no CUDA driver/device|GPU \\(cupti: ")
   endif()
   if(TARGET CUDA::cublas)
-    nsightkit_add_gpu_test(test_cupti_gpu SOURCES gpu/test_cupti_gpu.cu NO_RECORDER
+    nsightkit_add_gpu_test(test_cupti_gpu SOURCES report/test_cupti_gpu.cu NO_RECORDER
       LIBRARIES nsightkit::cupti CUDA::cublas)
   endif()
 endif()

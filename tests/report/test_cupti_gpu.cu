@@ -104,9 +104,17 @@ TEST_CASE("concurrent kernels on two streams count once in busy") {
   REQUIRE(w.kernels == 2);
   REQUIRE(w.streams == 2);
   REQUIRE(w.kernel_ns >= 800 * us);
-  // Overlap: the union is well below the sum (two 400 us kernels that run side by side).
-  REQUIRE(w.busy_ns < w.kernel_ns * 3 / 4);
+  // Overlap: the union is below the sum. How much the two kernels overlap is the scheduler's
+  // choice (on an H100 they overlapped by half: busy 802 us of 1203 us), so the test checks the
+  // accounting: busy is the union on the device, each stream's busy is its own kernel.
+  REQUIRE(w.busy_ns < w.kernel_ns);
   REQUIRE(w.busy_ns >= 400 * us);
+  REQUIRE(snap.gpu.devices.size() == 1);
+  REQUIRE(snap.gpu.devices[0].busy_ns == w.busy_ns);
+  REQUIRE(snap.gpu.devices[0].kernel_busy_ns == w.busy_ns);
+  std::int64_t per_stream = 0;
+  for (auto const& st : snap.gpu.streams) per_stream += st.busy_ns;
+  REQUIRE(per_stream == w.kernel_ns);
 }
 
 TEST_CASE("work launched inside cuBLAS belongs to the range that called it") {

@@ -5,7 +5,7 @@
 # GPU (label gpu): real batches verified by a kernel on the compute stream, random source delays,
 # long kernels, depths 1-4, pageable/pinned/always-staged sources, break, exceptions.
 if(TARGET CUDA::cudart)
-  nsightkit_add_test(test_prefetch SOURCES test_prefetch.cpp alloc_counter.cpp
+  nsightkit_add_test(test_prefetch SOURCES prefetch/test_prefetch.cpp alloc_counter.cpp
     LIBRARIES CUDA::cudart)
-  nsightkit_add_gpu_test(test_prefetch_gpu SOURCES gpu/test_prefetch_gpu.cu)
+  nsightkit_add_gpu_test(test_prefetch_gpu SOURCES prefetch/test_prefetch_gpu.cu)
 endif()

@@ -1,5 +1,5 @@
 // A shared library that embeds nsightkit's report, built with -fvisibility=hidden like many real
-// plugins (tests/report.cmake builds it twice: one copy linked, one loaded with dlopen). It records
+// plugins (tests/report/report.cmake builds it twice: one copy linked, one loaded with dlopen). It records
 // ranges and can try to enable "its" report, to test that the report is one per process.
 #include <nsightkit/report.hpp>
 
