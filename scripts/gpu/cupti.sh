@@ -60,4 +60,28 @@ for app in resnet detr; do
     fail "ncu not found"
   fi
 done
+
+# ---- 4. what the report costs on the examples' step time ----
+# The same run with the report off, with CUPTI on every step, and with CUPTI in captured mode
+# (collection only during the capture window's steps); each mode twice, alternating.
+for round in 1 2; do
+  for mode in off all captured; do
+    case $mode in
+      off) spec=off ;;
+      all) spec="table=$dir/cost-resnet-$mode.txt,gpu=cupti" ;;
+      captured) spec="captured,table=$dir/cost-resnet-$mode.txt,gpu=cupti" ;;
+    esac
+    step --tail 2 "cost-resnet-$mode-$round" "$resnet" --device cuda --steps 60 --warmup 10 \
+      --report "$spec"
+    say "cost resnet $mode round $round: $(grep -h 'throughput:' "$dir/cost-resnet-$mode-$round.log" || true)"
+    case $mode in
+      off) spec=off ;;
+      all) spec="table=$dir/cost-detr-$mode.txt,gpu=cupti" ;;
+      captured) spec="captured,table=$dir/cost-detr-$mode.txt,gpu=cupti" ;;
+    esac
+    step --tail 4 "cost-detr-$mode-$round" "$detr" --device cuda --warmup 10 --iterations 50 \
+      --quiet --report "$spec"
+    say "cost detr $mode round $round: $(grep -h 'per batch of' "$dir/cost-detr-$mode-$round.log" || true)"
+  done
+done
 gpu_finish

@@ -45,6 +45,12 @@ gpu_init() {
     ncu_dir=$(ls -d /opt/nvidia/nsight-compute/*/ /usr/local/cuda/nsight-compute-*/ 2>/dev/null | tail -n 1 || true)
     if [ -n "$ncu_dir" ]; then export PATH="$ncu_dir:$PATH"; fi
   fi
+  # NCCL (resnet_training links it): the loader's copy if it has one, else the Python packages'.
+  if ! { ldconfig -p 2>/dev/null || true; } | grep 'libnccl.so.2 ' >/dev/null; then
+    local nccl_lib
+    nccl_lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null || true)
+    if [ -n "$nccl_lib" ]; then export LD_LIBRARY_PATH="$nccl_lib:$LD_LIBRARY_PATH"; fi
+  fi
   # Settings that would change what is measured or profiled.
   unset NSIGHTKIT_REPORT NSIGHTKIT_CAPTURE NVTX_INJECTION64_PATH
 }

@@ -30,12 +30,7 @@ fi
 launch=(python3 "$root/tools/nsightkit_launch.py")
 merge=(python3 "$root/tools/nsightkit_merge.py")
 
-# NCCL: the toolkit's copy if the loader finds it, else the one in the Python packages.
-# (grep without -q: with pipefail, -q closing the pipe early could fail ldd with SIGPIPE.)
-if ! ldd "$exe" | grep 'libnccl.so.2 => /' >/dev/null; then
-  nccl_lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null || true)
-  if [ -n "$nccl_lib" ]; then export LD_LIBRARY_PATH="$nccl_lib:$LD_LIBRARY_PATH"; fi
-fi
+# NCCL is found by gpu_init (lib.sh).
 {
   echo "# Data-parallel resnet_training ($(date -u +%Y-%m-%d))"
   echo
