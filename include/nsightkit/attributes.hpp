@@ -3,7 +3,8 @@
  * @brief Event attributes (color, category, payload) and domain tags for nsightkit ranges.
  *
  * These are plain values: they exist and compile the same under `NSIGHTKIT_DISABLE`, where
- * nothing reads them.
+ * nothing reads them. Every member is constexpr and noexcept; like any value, an object may be
+ * read from several threads at once.
  *
  * @code
  * struct MyLib { static constexpr char const* name{"mylib"}; };  // a domain tag
@@ -54,28 +55,33 @@ struct GlobalDomain {
  */
 class Color {
  public:
-  /// A color from its 0xAARRGGBB value.
+  /// A color from its packed value.
+  /// @param argb alpha, red, green and blue as 0xAARRGGBB.
   constexpr explicit Color(std::uint32_t argb) noexcept : argb_{argb} {}
 
-  /// An opaque color from red, green and blue components.
+  /// An opaque color (alpha 255) from red, green and blue components.
+  /// @param r red. @param g green. @param b blue.
+  /// @return the color 0xFFRRGGBB.
   static constexpr Color rgb(std::uint8_t r, std::uint8_t g, std::uint8_t b) noexcept {
     return Color{0xFF000000u | (std::uint32_t{r} << 16u) | (std::uint32_t{g} << 8u) |
                  std::uint32_t{b}};
   }
 
   /// A color from alpha, red, green and blue components.
+  /// @param a alpha (0: transparent). @param r red. @param g green. @param b blue.
+  /// @return the color 0xAARRGGBB.
   static constexpr Color argb(std::uint8_t a, std::uint8_t r, std::uint8_t g,
                               std::uint8_t b) noexcept {
     return Color{(std::uint32_t{a} << 24u) | (std::uint32_t{r} << 16u) | (std::uint32_t{g} << 8u) |
                  std::uint32_t{b}};
   }
 
-  /// The 0xAARRGGBB value.
+  /// The packed value. @return the color as 0xAARRGGBB.
   [[nodiscard]] constexpr std::uint32_t value() const noexcept { return argb_; }
 
-  /// Colors compare by value.
+  /// Colors compare by value. @param a,b the colors. @return true when the values are equal.
   friend constexpr bool operator==(Color a, Color b) noexcept { return a.argb_ == b.argb_; }
-  /// Colors compare by value.
+  /// Colors compare by value. @param a,b the colors. @return true when the values differ.
   friend constexpr bool operator!=(Color a, Color b) noexcept { return a.argb_ != b.argb_; }
 
  private:
@@ -92,13 +98,16 @@ class Color {
 class Category {
  public:
   /// A category by number only.
+  /// @param id the category number (0 means no category to the tools).
   constexpr explicit Category(std::uint32_t id) noexcept : id_{id} {}
   /// A named category.
+  /// @param id the category number.
+  /// @param name its name; must outlive every use of the category (a string literal).
   constexpr Category(std::uint32_t id, char const* name) noexcept : id_{id}, name_{name} {}
 
-  /// The category number.
+  /// The category number. @return the id given at construction.
   [[nodiscard]] constexpr std::uint32_t id() const noexcept { return id_; }
-  /// The category name, or nullptr when unnamed.
+  /// The category name. @return the name given at construction, or nullptr when unnamed.
   [[nodiscard]] constexpr char const* name() const noexcept { return name_; }
 
  private:
@@ -126,6 +135,8 @@ class Payload {
   constexpr Payload() noexcept = default;
 
   /// An integer or floating-point payload.
+  /// @tparam T any arithmetic type but `bool`.
+  /// @param value stored as int64 (signed), uint64 (unsigned) or double (floating point).
   template <class T, std::enable_if_t<std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, int> = 0>
   constexpr explicit Payload(T value) noexcept {
     if constexpr (std::is_floating_point_v<T>) {
@@ -140,13 +151,13 @@ class Payload {
     }
   }
 
-  /// Which value this payload holds.
+  /// Which value this payload holds. @return the kind; PayloadKind::none when empty.
   [[nodiscard]] constexpr PayloadKind kind() const noexcept { return kind_; }
-  /// The value when kind() is int64.
+  /// The signed value. @return the value when kind() is int64, else 0.
   [[nodiscard]] constexpr std::int64_t as_int64() const noexcept { return i_; }
-  /// The value when kind() is uint64.
+  /// The unsigned value. @return the value when kind() is uint64, else 0.
   [[nodiscard]] constexpr std::uint64_t as_uint64() const noexcept { return u_; }
-  /// The value when kind() is floating.
+  /// The floating-point value. @return the value when kind() is floating, else 0.0.
   [[nodiscard]] constexpr double as_double() const noexcept { return d_; }
 
  private:
@@ -171,14 +182,16 @@ class Attributes {
  public:
   /// No attributes.
   constexpr Attributes() noexcept = default;
-  /// Only a color.
+  /// Only a color. @param c the color.
   constexpr Attributes(Color c) noexcept : has_color_{true}, color_{c} {}  // NOLINT(implicit)
-  /// Only a category.
+  /// Only a category. @param c the category.
   constexpr Attributes(Category c) noexcept : has_category_{true}, category_{c} {}  // NOLINT
-  /// Only a payload.
+  /// Only a payload. @param p the payload.
   constexpr Attributes(Payload p) noexcept : payload_{p} {}  // NOLINT(implicit)
 
-  /// Several attributes in any order, each kind at most once.
+  /// Several attributes in any order, each kind at most once (a kind given twice does not
+  /// compile).
+  /// @param a,b,rest Color, Category or Payload values.
   template <
       class A, class B, class... Rest,
       std::enable_if_t<
@@ -194,15 +207,15 @@ class Attributes {
     (set(rest), ...);
   }
 
-  /// True when a color is set.
+  /// Whether a color is set. @return true when a color was given.
   [[nodiscard]] constexpr bool has_color() const noexcept { return has_color_; }
-  /// The color (meaningful when has_color()).
+  /// The color. @return the color given (meaningful when has_color()).
   [[nodiscard]] constexpr Color color() const noexcept { return color_; }
-  /// True when a category is set.
+  /// Whether a category is set. @return true when a category was given.
   [[nodiscard]] constexpr bool has_category() const noexcept { return has_category_; }
-  /// The category (meaningful when has_category()).
+  /// The category. @return the category given (meaningful when has_category()).
   [[nodiscard]] constexpr Category category() const noexcept { return category_; }
-  /// The payload; its kind() is PayloadKind::none when unset.
+  /// The payload. @return the payload given; its kind() is PayloadKind::none when unset.
   [[nodiscard]] constexpr Payload payload() const noexcept { return payload_; }
 
  private:

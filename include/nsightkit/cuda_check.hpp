@@ -36,10 +36,16 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
  * @brief A failed CUDA runtime call: the error code, the call's text and where it was made.
  *
  * what() reads "CUDA error: <call> returned <name> (<code>): <description> at <file>:<line>".
+ * An immutable value once built: its members may be read from any thread.
  */
 class CudaError : public std::runtime_error {
  public:
   /// An error for `code` returned by `call` at `file`:`line`.
+  /// @param code the error the call returned.
+  /// @param call the call's text (null: "").
+  /// @param file the source file of the call (null: "").
+  /// @param line the source line of the call.
+  /// @throws std::bad_alloc when the message cannot be built.
   CudaError(cudaError_t code, char const* call, char const* file, int line)
       : std::runtime_error{make_message(code, call, file, line)},
         code_{code},
@@ -47,13 +53,13 @@ class CudaError : public std::runtime_error {
         file_{file == nullptr ? "" : file},
         line_{line} {}
 
-  /// The CUDA error code.
+  /// The CUDA error code. @return the code the call returned.
   [[nodiscard]] cudaError_t code() const noexcept { return code_; }
-  /// The text of the failed call.
+  /// The text of the failed call. @return the call as written ("" when none was given).
   [[nodiscard]] std::string const& call() const noexcept { return call_; }
-  /// The source file of the call.
+  /// The source file of the call. @return the file name ("" when none was given).
   [[nodiscard]] std::string const& file() const noexcept { return file_; }
-  /// The source line of the call.
+  /// The source line of the call. @return the line number.
   [[nodiscard]] int line() const noexcept { return line_; }
 
   /**
@@ -65,7 +71,7 @@ class CudaError : public std::runtime_error {
    * @param file the source file of the call (null: "<file>").
    * @param line the source line of the call.
    * @return "CUDA error: <call> returned <name> (<code>): <description> at <file>:<line>".
-   * @throws std::bad_alloc
+   * @throws std::bad_alloc when the text cannot be allocated.
    */
   static std::string make_message(cudaError_t code, char const* call, char const* file, int line) {
     char const* name = cudaGetErrorName(code);
@@ -118,11 +124,13 @@ inline cudaError_t cuda_check_nothrow(cudaError_t code, char const* call, char c
 
 NSIGHTKIT_DETAIL_END_NAMESPACE
 
-/// Evaluates a CUDA runtime call and throws nsightkit::CudaError unless it returned cudaSuccess.
+/// Evaluates a CUDA runtime call and throws nsightkit::CudaError unless it returned cudaSuccess
+/// (clearing the runtime's last error first, so a later cudaGetLastError() does not report it
+/// again).
 #define NSIGHTKIT_CUDA_CHECK(call)                                                                 \
   ::nsightkit::detail::cuda_check((call), #call, __FILE__, __LINE__)
 
 /// Evaluates a CUDA runtime call; on failure prints the error to stderr (never throws) and yields
-/// the error code. cudaErrorCudartUnloading is accepted silently.
+/// the error code. cudaErrorCudartUnloading (the runtime shutting down) is accepted silently.
 #define NSIGHTKIT_CUDA_CHECK_NOTHROW(call)                                                         \
   ::nsightkit::detail::cuda_check_nothrow((call), #call, __FILE__, __LINE__)

@@ -36,7 +36,10 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
  *
  * The first call subscribes to CUPTI (the report does the same when it is enabled with
  * `gpu=auto` or `gpu=cupti`). Typical reasons: another profiler holds CUPTI, no CUDA driver.
- * Always non-empty under `NSIGHTKIT_DISABLE`.
+ * Safe from any thread (the subscription is made once, under a lock).
+ * @return "" when CUPTI collects, else one sentence saying why not; always non-empty under
+ *         `NSIGHTKIT_DISABLE`.
+ * @throws std::bad_alloc when the text cannot be copied.
  */
 inline std::string cupti_unavailable_reason() {
 #if NSIGHTKIT_ENABLED
@@ -46,7 +49,9 @@ inline std::string cupti_unavailable_reason() {
 #endif
 }
 
-/// True when the CUPTI source can collect in this process (see cupti_unavailable_reason()).
+/// Whether the CUPTI source can collect in this process (see cupti_unavailable_reason()).
+/// @return true when cupti_unavailable_reason() is "".
+/// @throws std::bad_alloc as cupti_unavailable_reason().
 inline bool cupti_available() { return cupti_unavailable_reason().empty(); }
 
 #if NSIGHTKIT_ENABLED

@@ -19,7 +19,8 @@
  *
  * Threads. Push/pop ranges nest per thread and per domain; a ScopedRange must end on the thread
  * that began it (it cannot be moved or heap-allocated). For a range that ends elsewhere use
- * UniqueRange.
+ * UniqueRange. Every function here may be called from any thread, and none throws: a name whose
+ * formatting throws becomes "<nsightkit: name formatting failed>". Guides: docs/ranges.md.
  */
 #pragma once
 
@@ -46,6 +47,8 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
  *
  * Not copyable, not movable, not heap-allocatable: it must end on its own thread in LIFO order.
  * Under `NSIGHTKIT_DISABLE` it is an empty class whose constructors do nothing.
+ *
+ * Thread safety: any thread may open ranges; each thread's ranges nest on their own.
  *
  * @code
  * struct Io { static constexpr char const* name{"io"}; };
@@ -98,11 +101,17 @@ class ScopedRangeIn : private detail::ScopedEmit<D> {
       : Base{attributes, format, a0, as...} {}
 
   /// Used by NSIGHTKIT_FUNC_RANGE: a fixed name registered once for the call site.
+  /// @param site the macro's call site.
+  /// @param name `__func__`.
   template <class Site>
   ScopedRangeIn(detail::SiteTag<Site> site, char const* name) noexcept : Base{site, name} {}
 
-  /// Used by NSIGHTKIT_RANGE: `checked` is the compile-time format string, `literal` the same
-  /// text; without arguments it is the name verbatim, registered once for the call site.
+  /// Used by NSIGHTKIT_RANGE: without arguments the literal is the name, registered once for
+  /// the call site.
+  /// @param site the macro's call site.
+  /// @param checked the literal as a compile-time checked format string.
+  /// @param literal the same text.
+  /// @param as the format arguments, if any.
   template <class Site, class S, class... As>
   ScopedRangeIn(detail::SiteTag<Site> site, S const& checked, char const* literal,
                 As&&... as) noexcept
@@ -124,6 +133,9 @@ using ScopedRange = ScopedRangeIn<DefaultDomain>;
  *
  * Ends on end() or on destruction, whichever comes first. Costs a little more than a
  * ScopedRangeIn; prefer that one for scopes. Under `NSIGHTKIT_DISABLE` it is an empty class.
+ *
+ * Thread safety: it may begin on one thread and end on another, but one object must not be used
+ * by two threads at once.
  *
  * @code
  * nsightkit::UniqueRange window{"capture window"};
@@ -174,9 +186,12 @@ class UniqueRangeIn : private detail::UniqueEmit<D> {
       : Base{attributes, format, a0, as...} {}
 
   /// Takes over `other`'s range; `other` no longer ends anything.
+  /// @param other the range to take over.
   UniqueRangeIn(UniqueRangeIn&& other) noexcept = default;
 
   /// Ends this range, then takes over `other`'s.
+  /// @param other the range to take over.
+  /// @return `*this`.
   UniqueRangeIn& operator=(UniqueRangeIn&& other) noexcept = default;
 
   UniqueRangeIn(UniqueRangeIn const&) = delete;

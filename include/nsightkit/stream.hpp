@@ -51,7 +51,8 @@ inline cudaStream_t per_thread_stream_handle() noexcept { return cudaStreamPerTh
  * @brief A non-owning view of a CUDA stream: the stream argument type of nsightkit's APIs.
  *
  * Trivially copyable, the size of a pointer. It never creates, destroys or synchronizes the
- * stream; the stream must outlive every use of the view.
+ * stream; the stream must outlive every use of the view. Every member is noexcept and makes no
+ * CUDA call; a view may be read from any number of threads.
  *
  * Built explicitly from a `cudaStream_t`, or by naming a default stream:
  * StreamView::default_stream() (handle 0: legacy or per-thread, as the translation unit was
@@ -70,6 +71,7 @@ class StreamView {
  public:
   /// A view of `stream`. A null handle is accepted here (it is the default stream) because a
   /// variable holding one is a deliberate choice; literals are rejected by the deleted overloads.
+  /// @param stream the stream handle.
   constexpr explicit StreamView(cudaStream_t stream) noexcept : stream_{stream} {}
 
   /// Deleted: `StreamView{nullptr}` would silently mean the default stream; use default_stream().
@@ -82,33 +84,38 @@ class StreamView {
   /// The default stream, handle 0: the legacy default stream, or the per-thread default stream
   /// when the code is compiled with `--default-stream per-thread` /
   /// `CUDA_API_PER_THREAD_DEFAULT_STREAM`.
+  /// @return a view of handle 0.
   [[nodiscard]] static constexpr StreamView default_stream() noexcept {
     return StreamView{cudaStream_t{}};
   }
 
-  /// The legacy default stream (`cudaStreamLegacy`), which synchronizes with all blocking streams.
+  /// The legacy default stream, which synchronizes with all blocking streams.
+  /// @return a view of `cudaStreamLegacy`.
   [[nodiscard]] static StreamView legacy() noexcept {
     return StreamView{detail::legacy_stream_handle()};
   }
 
-  /// The calling thread's per-thread default stream (`cudaStreamPerThread`).
+  /// The calling thread's per-thread default stream.
+  /// @return a view of `cudaStreamPerThread` (each thread that uses it gets its own stream).
   [[nodiscard]] static StreamView per_thread() noexcept {
     return StreamView{detail::per_thread_stream_handle()};
   }
 
-  /// The stream handle, for CUDA calls.
+  /// The stream handle, for CUDA calls. @return the handle the view was made from.
   [[nodiscard]] constexpr cudaStream_t value() const noexcept { return stream_; }
 
-  /// True for handle 0 (see default_stream()). The special handles of legacy() and per_thread()
-  /// are not 0 and return false.
+  /// Whether this is handle 0 (see default_stream()).
+  /// @return true for handle 0; false for every other handle, also the special handles of
+  ///         legacy() and per_thread().
   [[nodiscard]] constexpr bool is_default() const noexcept { return stream_ == cudaStream_t{}; }
 
   /// Views compare equal when they name the same handle. (The handle 0 and `cudaStreamLegacy`
   /// compare unequal although they may denote the same stream.)
+  /// @param a,b the views. @return true when the handles are equal.
   friend constexpr bool operator==(StreamView a, StreamView b) noexcept {
     return a.stream_ == b.stream_;
   }
-  /// The negation of operator==.
+  /// The negation of operator==. @param a,b the views. @return true when the handles differ.
   friend constexpr bool operator!=(StreamView a, StreamView b) noexcept {
     return a.stream_ != b.stream_;
   }
@@ -129,7 +136,7 @@ namespace std {
 /// Hashes a StreamView by its handle, so views can key unordered containers.
 template <>
 struct hash<::nsightkit::StreamView> {
-  /// The hash of the stream handle.
+  /// The hash of the stream handle. @param s the view. @return `std::hash<cudaStream_t>` of it.
   std::size_t operator()(::nsightkit::StreamView s) const noexcept {
     return std::hash<cudaStream_t>{}(s.value());
   }
