@@ -60,7 +60,8 @@ enum class CapturePhase : std::uint8_t {
   off,     ///< capture is switched off (NSIGHTKIT_CAPTURE=off, a bad value, or close())
 };
 
-/// The lowercase name of a phase: "skip", "wait", "warmup", "active", "done", "off".
+/// The lowercase name of a phase. @param p the phase.
+/// @return "skip", "wait", "warmup", "active", "done" or "off" ("?" for a value out of range).
 constexpr char const* to_string(CapturePhase p) noexcept {
   switch (p) {
     case CapturePhase::skip: return "skip";
@@ -77,7 +78,8 @@ constexpr char const* to_string(CapturePhase p) noexcept {
  * @brief Which steps are captured: `wait`, `warmup`, `active`, `repeat`, `skip_first`.
  *
  * An aggregate in torch.profiler.schedule's order, so `CaptureSchedule{5, 2, 3}` is wait=5,
- * warmup=2, active=3 (repeat=1, skip_first=0). Steps count from 0.
+ * warmup=2, active=3 (repeat=1, skip_first=0). Steps count from 0. A plain value: every member
+ * function is const (all but validation_error() and parse() constexpr and noexcept).
  *
  * @code
  * constexpr nsightkit::CaptureSchedule s{5, 2, 3};
@@ -92,12 +94,14 @@ struct CaptureSchedule {
   std::int64_t repeat{1};      ///< number of cycles; 0 = forever
   std::int64_t skip_first{0};  ///< steps skipped once, before the first cycle
 
-  /// Steps in one cycle (wait + warmup + active). Meaningful for a valid schedule.
+  /// Steps in one cycle. @return wait + warmup + active (meaningful for a valid schedule).
   [[nodiscard]] constexpr std::int64_t cycle_length() const noexcept {
     return wait + warmup + active;
   }
 
-  /// The phase of step `step` (steps before 0 are `skip`). Meaningful for a valid schedule.
+  /// The phase of a step (meaningful for a valid schedule).
+  /// @param step the step number (steps before 0 are `skip`).
+  /// @return skip, wait, warmup, active or done (never off).
   [[nodiscard]] constexpr CapturePhase phase_of(std::int64_t step) const noexcept {
     if (step < skip_first) return CapturePhase::skip;
     std::int64_t const s = step - skip_first;
@@ -110,25 +114,31 @@ struct CaptureSchedule {
     return CapturePhase::active;
   }
 
-  /// True when `step` is the first active step of a cycle (a capture starts before it).
+  /// Whether a capture starts before `step`. @param step the step number.
+  /// @return true when `step` is the first active step of a cycle.
   [[nodiscard]] constexpr bool starts_window(std::int64_t step) const noexcept {
     return phase_of(step) == CapturePhase::active &&
            (step - skip_first) % cycle_length() == wait + warmup;
   }
 
-  /// True when `step` is the last active step of a cycle (the capture stops after it).
+  /// Whether the capture stops after `step`. @param step the step number.
+  /// @return true when `step` is the last active step of a cycle.
   [[nodiscard]] constexpr bool ends_window(std::int64_t step) const noexcept {
     return phase_of(step) == CapturePhase::active &&
            (step - skip_first) % cycle_length() == cycle_length() - 1;
   }
 
-  /// The cycle `step` belongs to (0 for the first), or -1 for a skipped step.
+  /// The cycle a step belongs to. @param step the step number.
+  /// @return 0 for the first cycle, 1 for the next, ...; -1 for a skipped step (or an empty
+  ///         cycle). Steps after the last cycle get cycle numbers past `repeat - 1`.
   [[nodiscard]] constexpr std::int64_t cycle_of(std::int64_t step) const noexcept {
     if (step < skip_first || cycle_length() <= 0) return -1;
     return (step - skip_first) / cycle_length();
   }
 
-  /// "" when the schedule is valid, else what is wrong with it (one sentence).
+  /// Checks the schedule: no negative field, active at least 1, a cycle that does not overflow.
+  /// @return "" when the schedule is valid, else what is wrong with it (one sentence).
+  /// @throws std::bad_alloc when the text cannot be built.
   [[nodiscard]] std::string validation_error() const {
     return detail::capture::schedule_error({wait, warmup, active, repeat, skip_first});
   }
@@ -139,6 +149,7 @@ struct CaptureSchedule {
    * @param text the schedule; blanks around keys and values are ignored.
    * @param error when not null, receives what is wrong (naming the bad part) on failure.
    * @return the schedule, or std::nullopt when `text` is malformed or contradictory.
+   * @throws std::bad_alloc when the error text cannot be built.
    */
   [[nodiscard]] static std::optional<CaptureSchedule> parse(std::string_view text,
                                                             std::string* error = nullptr) {
@@ -148,12 +159,14 @@ struct CaptureSchedule {
     return CaptureSchedule{p->wait, p->warmup, p->active, p->repeat, p->skip_first};
   }
 
-  /// Schedules compare field by field.
+  /// Schedules compare field by field. @param a,b the schedules.
+  /// @return true when every field is equal.
   friend constexpr bool operator==(CaptureSchedule const& a, CaptureSchedule const& b) noexcept {
     return a.wait == b.wait && a.warmup == b.warmup && a.active == b.active &&
            a.repeat == b.repeat && a.skip_first == b.skip_first;
   }
-  /// Schedules compare field by field.
+  /// Schedules compare field by field. @param a,b the schedules.
+  /// @return true when a field differs.
   friend constexpr bool operator!=(CaptureSchedule const& a, CaptureSchedule const& b) noexcept {
     return !(a == b);
   }
@@ -167,15 +180,16 @@ enum class CaptureBackend : unsigned {
   all = 3u,            ///< both
 };
 
-/// The union of two backend sets.
+/// The union of two backend sets. @param a,b the sets. @return the backends of either.
 constexpr CaptureBackend operator|(CaptureBackend a, CaptureBackend b) noexcept {
   return static_cast<CaptureBackend>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
 }
-/// The intersection of two backend sets.
+/// The intersection of two backend sets. @param a,b the sets. @return the backends of both.
 constexpr CaptureBackend operator&(CaptureBackend a, CaptureBackend b) noexcept {
   return static_cast<CaptureBackend>(static_cast<unsigned>(a) & static_cast<unsigned>(b));
 }
-/// True when `set` contains every backend of `b`.
+/// Whether a set holds some backends. @param set the set. @param b the backends looked for.
+/// @return true when `set` contains every backend of `b` (false for CaptureBackend::none).
 constexpr bool has_backend(CaptureBackend set, CaptureBackend b) noexcept {
   return (set & b) == b && b != CaptureBackend::none;
 }
@@ -186,7 +200,8 @@ constexpr bool has_backend(CaptureBackend set, CaptureBackend b) noexcept {
  *        another tool.
  *
  * Each call returns "" on success, else one sentence saying what failed (it becomes the
- * window's diagnostic). Calls are made under a process-wide lock: a backend must not call back
+ * window's diagnostic); a backend that throws counts as failing with the exception's text.
+ * Calls are made under a process-wide lock, so they never overlap: a backend must not call back
  * into a CaptureWindow. A window calls synchronize() then stop() at each window end, and never
  * calls stop() without a successful start().
  *
@@ -201,11 +216,12 @@ constexpr bool has_backend(CaptureBackend set, CaptureBackend b) noexcept {
  */
 class ProfilerBackend {
  public:
-  /// Starts collection ("" on success, else what failed).
+  /// Starts collection. @return "" on success, else what failed.
   virtual std::string start() = 0;
-  /// Waits until the device finished the work queued so far ("" on success).
+  /// Waits until the device finished the work queued so far. @return "" on success, else what
+  /// failed.
   virtual std::string synchronize() = 0;
-  /// Stops collection ("" on success, else what failed).
+  /// Stops collection. @return "" on success, else what failed.
   virtual std::string stop() = 0;
   /// Backends are destroyed by their owner, through the derived type or this base.
   virtual ~ProfilerBackend() = default;
@@ -215,7 +231,7 @@ class ProfilerBackend {
   ProfilerBackend() = default;
   /// Derived backends may be copied.
   ProfilerBackend(ProfilerBackend const&) = default;
-  /// Derived backends may be assigned.
+  /// Derived backends may be assigned. @return `*this`.
   ProfilerBackend& operator=(ProfilerBackend const&) = default;
 };
 

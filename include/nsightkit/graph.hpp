@@ -53,6 +53,9 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
  * start/end range `graph NAME (replay)` in the report (a start/end range, so the modules its
  * kernels are attributed to keep their eager paths).
  *
+ * Thread safety: none of its own (the counters are plain integers); one object must not be used
+ * by two threads at once.
+ *
  * @code
  * graph.launch(nsightkit::StreamView{stream});
  * std::printf("%llu replays\n", static_cast<unsigned long long>(graph.replays()));
@@ -62,9 +65,12 @@ class CapturedGraph {
  public:
   /// An empty graph (valid() is false).
   CapturedGraph() noexcept = default;
-  /// Takes over `other`'s graph.
+  /// Takes over `other`'s graph; `other` becomes empty.
+  /// @param other the graph to take over.
   CapturedGraph(CapturedGraph&& other) noexcept { swap(other); }
   /// Destroys this graph, then takes over `other`'s.
+  /// @param other the graph to take over.
+  /// @return `*this`.
   CapturedGraph& operator=(CapturedGraph&& other) noexcept {
     if (this != &other) {
       CapturedGraph gone{std::move(other)};
@@ -77,8 +83,9 @@ class CapturedGraph {
   ~CapturedGraph() { detail::graph::destroy(exec_, graph_); }
 
   /**
-   * @brief Launches the graph on `stream` (cudaGraphLaunch).
-   * @throws CudaError when the launch fails; std::logic_error when the graph is empty.
+   * @brief Launches the graph on `stream` (cudaGraphLaunch) and counts the replay.
+   * @param stream the stream the replay is ordered on.
+   * @throws std::logic_error when the graph is empty; CudaError when the launch fails.
    */
   void launch(StreamView stream) {
     if (exec_ == nullptr) throw std::logic_error{"nsightkit::CapturedGraph::launch: empty graph"};
@@ -87,17 +94,19 @@ class CapturedGraph {
     ++replays_;
   }
 
-  /// True when it holds an executable graph.
+  /// Whether it holds a graph. @return true when it holds an executable graph.
   [[nodiscard]] bool valid() const noexcept { return exec_ != nullptr; }
-  /// Launches so far.
+  /// Launches so far. @return the number of successful launch() calls.
   [[nodiscard]] std::uint64_t replays() const noexcept { return replays_; }
-  /// The name given to the capture.
+  /// The graph's name. @return the name given to the capture ("" when empty).
   [[nodiscard]] std::string const& name() const noexcept { return name_; }
-  /// How many times end() updated the executable graph in place instead of re-instantiating.
+  /// In-place updates. @return how many times GraphCapture::end() updated the executable graph
+  /// in place instead of re-instantiating it.
   [[nodiscard]] std::uint64_t updates() const noexcept { return updates_; }
-  /// How many times it was (re-)instantiated.
+  /// Instantiations. @return how many times the graph was (re-)instantiated.
   [[nodiscard]] std::uint64_t instantiations() const noexcept { return instantiations_; }
-  /// The executable graph (null when empty); it stays owned by this object.
+  /// The executable graph, for CUDA calls of your own.
+  /// @return the handle (null when empty); it stays owned by this object.
   [[nodiscard]] cudaGraphExec_t exec() const noexcept { return exec_; }
 
  private:
@@ -160,6 +169,9 @@ class CapturedGraph {
  * forked from the capture and not joined back before end(), and unsafe calls from another thread
  * in global mode.
  *
+ * Thread safety: one object belongs to the thread that captures; captures of different streams
+ * may run on different threads at once.
+ *
  * @code
  * nsightkit::GraphCapture capture{nsightkit::StreamView{s}, "decoder", {{}, nsightkit::GraphCheck::check}};
  * decoder.forward(x, s);
@@ -220,8 +232,9 @@ class GraphCapture {
 
   /**
    * @brief Ends the capture and returns the instantiated graph.
-   * @throws GraphCaptureError when the capture failed (strict and off), or (check mode) never;
-   *         CudaError when instantiation fails.
+   * @return the graph; empty (valid() false) in check mode when violations() is not empty.
+   * @throws GraphCaptureError when the capture failed (strict and off modes; never in check
+   *         mode); CudaError when instantiation fails; std::logic_error when called twice.
    */
   CapturedGraph end() {
     CapturedGraph g;
@@ -232,6 +245,8 @@ class GraphCapture {
   /**
    * @brief Ends the capture into `graph`: updated in place (cudaGraphExecUpdate) when it already
    *        holds a graph of the same topology, else (re)instantiated.
+   * @param graph receives the captured graph; left as it was when the capture yields none
+   *        (check mode with violations) or throws.
    * @throws as end().
    */
   void end(CapturedGraph& graph) {
@@ -262,7 +277,9 @@ class GraphCapture {
     graph.adopt(captured, name_);
   }
 
-  /// The unsafe calls seen (check mode: all of them; strict mode: those before CUDA refused).
+  /// The unsafe calls seen, after end().
+  /// @return check mode: all of them. Strict mode: empty after a failure, whose
+  ///         GraphCaptureError took them (those before CUDA refused).
   [[nodiscard]] std::vector<GraphViolation> const& violations() const noexcept {
     return violations_;
   }

@@ -48,13 +48,18 @@ struct GraphViolation {
   std::uint32_t thread{0};  ///< the calling OS thread
 };
 
-/// A capture that failed, with everything known about why.
+/// A capture that failed, with everything known about why. Immutable once thrown.
 class GraphCaptureError : public std::runtime_error {
  public:
   /// The error with its message and the violations it lists.
+  /// @param what the message what() returns.
+  /// @param violations the unsafe calls seen during the capture.
+  /// @throws std::bad_alloc when the message cannot be copied.
   GraphCaptureError(std::string const& what, std::vector<GraphViolation> violations)
       : std::runtime_error{what}, violations_{std::move(violations)} {}
-  /// The unsafe calls seen during the capture (may be empty without the CUPTI component).
+  /// The unsafe calls seen during the capture.
+  /// @return the violations in the order seen, at most 1000 (may be empty without the CUPTI
+  ///         component).
   [[nodiscard]] std::vector<GraphViolation> const& violations() const noexcept {
     return violations_;
   }

@@ -118,6 +118,9 @@ class InstanceHooks {
  * Copying a Hooked copies the module and the name, not the instance's hooks; moving takes them
  * along. Under `NSIGHTKIT_DISABLE` it still forwards every call to the module.
  *
+ * Thread safety: calls are as thread-safe as the module's own; hooks may be added and removed
+ * while other threads call the module.
+ *
  * @tparam M the module type (any class; aggregates are built with braces).
  *
  * @code
@@ -131,6 +134,8 @@ template <class M>
 class Hooked {
  public:
   /// Builds the module from `args` and names it `name`.
+  /// @param name the module's name: non-empty, no '/'.
+  /// @param args M's constructor arguments (braces for an aggregate).
   /// @throws std::invalid_argument when `name` is empty or contains '/'; whatever M's
   ///         constructor throws; std::bad_alloc.
   template <class... Args>
@@ -139,6 +144,9 @@ class Hooked {
         module_(detail::construct_module<M>(std::forward<Args>(args)...)) {}
 
   /// Calls the module's `operator()` (else `forward`) inside the module scope.
+  /// @param args forwarded to the module.
+  /// @return what the module returns, exactly (references and `void` included).
+  /// @throws whatever the module throws (the scope ends, post hooks run).
   template <class... Args>
   auto operator()(Args&&... args)
       -> decltype(detail::call_op_first(detail::PreferFirst{}, std::declval<M&>(),
@@ -150,6 +158,8 @@ class Hooked {
   }
 
   /// Const call: the module's const `operator()` (else const `forward`).
+  /// @param args forwarded to the module. @return what the module returns.
+  /// @throws whatever the module throws.
   template <class... Args>
   auto operator()(Args&&... args) const
       -> decltype(detail::call_op_first(detail::PreferFirst{}, std::declval<M const&>(),
@@ -161,6 +171,8 @@ class Hooked {
   }
 
   /// Calls the module's `forward` (else `operator()`) inside the module scope.
+  /// @param args forwarded to the module. @return what the module returns.
+  /// @throws whatever the module throws.
   template <class... Args>
   auto forward(Args&&... args)
       -> decltype(detail::call_forward_first(detail::PreferFirst{}, std::declval<M&>(),
@@ -172,6 +184,8 @@ class Hooked {
   }
 
   /// Const forward: the module's const `forward` (else const `operator()`).
+  /// @param args forwarded to the module. @return what the module returns.
+  /// @throws whatever the module throws.
   template <class... Args>
   auto forward(Args&&... args) const
       -> decltype(detail::call_forward_first(detail::PreferFirst{}, std::declval<M const&>(),
@@ -182,20 +196,20 @@ class Hooked {
     return detail::call_forward_first(detail::PreferFirst{}, module_, std::forward<Args>(args)...);
   }
 
-  /// The module itself (calls through it run no hooks).
+  /// The module itself. @return the wrapped module (calls through it run no hooks).
   [[nodiscard]] M& get() noexcept { return module_; }
-  /// The module itself.
+  /// The module itself. @return the wrapped module.
   [[nodiscard]] M const& get() const noexcept { return module_; }
-  /// Member access to the module.
+  /// Member access to the module. @return its address.
   M* operator->() noexcept { return &module_; }
-  /// Member access to the module.
+  /// Member access to the module. @return its address.
   M const* operator->() const noexcept { return &module_; }
-  /// The module itself.
+  /// The module itself. @return the wrapped module.
   M& operator*() noexcept { return module_; }
-  /// The module itself.
+  /// The module itself. @return the wrapped module.
   M const& operator*() const noexcept { return module_; }
 
-  /// The module's name (its path component and NVTX range name).
+  /// The module's name. @return its path component and NVTX range name.
   [[nodiscard]] std::string const& name() const noexcept { return name_; }
 
   /**
@@ -246,7 +260,7 @@ class Hooked {
  * Calls the Instrumented's function (the same object: its state, and ModuleInfo::module, are
  * shared with every other name it is called under) inside a module scope named by this call
  * site. Holds a pointer to the function and to the name: use it within the expression that made
- * it, or while both live.
+ * it, or while both live. Calls are as thread-safe as the function's own.
  *
  * @tparam F the function type (`G const` for a const Instrumented).
  *
@@ -259,6 +273,8 @@ template <class F>
 class InstrumentedCall {
  public:
   /// Calls the function (std::invoke) inside a module scope named by this call site.
+  /// @param args forwarded to the function. @return what the function returns.
+  /// @throws whatever the function throws.
   template <class... Args>
   auto operator()(Args&&... args) const -> std::invoke_result_t<F&, Args...> {
 #if NSIGHTKIT_ENABLED
@@ -267,7 +283,7 @@ class InstrumentedCall {
     return std::invoke(*fn_, std::forward<Args>(args)...);
   }
 
-  /// The module name the call runs under.
+  /// The call site's name. @return the module name the call runs under.
   [[nodiscard]] char const* name() const noexcept { return name_; }
 
  private:
@@ -284,7 +300,7 @@ class InstrumentedCall {
  *
  * Calls forward arguments and the result exactly and let exceptions through (the scope ends,
  * post hooks run and the range is popped on the way). Copyable and movable when F is. as()
- * names one call site differently.
+ * names one call site differently. Calls are as thread-safe as the function's own.
  *
  * @code
  * auto fetch = nsightkit::instrument([&](int i) { return loader.fetch(i); }, "fetch");
@@ -296,12 +312,16 @@ template <class F>
 class Instrumented {
  public:
   /// Wraps `fn` under the module name `name`.
+  /// @param fn the function (moved in).
+  /// @param name the module name: non-empty, no '/'.
   /// @throws std::invalid_argument when `name` is empty or contains '/'.
   Instrumented(F fn, std::string name)
       : fn_(std::move(fn)),
         name_{detail::checked_module_name(std::move(name), "nsightkit::instrument")} {}
 
   /// Calls the function (std::invoke) inside the scope.
+  /// @param args forwarded to the function. @return what the function returns.
+  /// @throws whatever the function throws.
   template <class... Args>
   auto operator()(Args&&... args) -> std::invoke_result_t<F&, Args...> {
 #if NSIGHTKIT_ENABLED
@@ -311,6 +331,8 @@ class Instrumented {
   }
 
   /// Calls a const function object inside the scope.
+  /// @param args forwarded to the function. @return what the function returns.
+  /// @throws whatever the function throws.
   template <class... Args>
   auto operator()(Args&&... args) const -> std::invoke_result_t<F const&, Args...> {
 #if NSIGHTKIT_ENABLED
@@ -333,16 +355,20 @@ class Instrumented {
   [[nodiscard]] InstrumentedCall<F> as(char const* name) & noexcept { return {fn_, name}; }
 
   /// as() on a const Instrumented: calls the const function object.
+  /// @param name the call site's module name (outlives the call).
+  /// @return a callable for one call site.
   [[nodiscard]] InstrumentedCall<F const> as(char const* name) const& noexcept {
     return {fn_, name};
   }
 
   /// as() with a name held in a string that outlives the call.
+  /// @param name the call site's module name. @return a callable for one call site.
   [[nodiscard]] InstrumentedCall<F> as(std::string const& name) & noexcept {
     return as(name.c_str());
   }
 
   /// as() on a const Instrumented, with a name held in a string that outlives the call.
+  /// @param name the call site's module name. @return a callable for one call site.
   [[nodiscard]] InstrumentedCall<F const> as(std::string const& name) const& noexcept {
     return as(name.c_str());
   }
@@ -356,10 +382,10 @@ class Instrumented {
   /// Rejected: the call would outlive the temporary Instrumented (keep it in a variable).
   void as(std::string const& name) && = delete;
 
-  /// The module name the calls run under.
+  /// The module name. @return the name the calls run under.
   [[nodiscard]] std::string const& name() const noexcept { return name_; }
 
-  /// The wrapped function.
+  /// The wrapped function. @return the function object (or pointer) stored.
   [[nodiscard]] F const& function() const noexcept { return fn_; }
 
  private:

@@ -107,7 +107,8 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
  *
  * remove() is synchronous: when it returns, the hook is not running on any other thread and will
  * never be called again, so it may capture references to objects that die right after. Called
- * from inside the hook itself, it does not wait for that call.
+ * from inside the hook itself, it does not wait for that call. Handles of different hooks may be
+ * used on different threads at once; one handle must not be used by two threads at once.
  *
  * @code
  * {
@@ -123,6 +124,7 @@ class [[nodiscard]] HookHandle {
   HookHandle() noexcept = default;
 
   /// Takes over `other`'s hook; `other` becomes empty.
+  /// @param other the handle to take over.
   HookHandle(HookHandle&& other) noexcept
 #if NSIGHTKIT_ENABLED
       : entry_{std::move(other.entry_)},
@@ -135,6 +137,8 @@ class [[nodiscard]] HookHandle {
   }
 
   /// Removes this handle's hook, then takes over `other`'s.
+  /// @param other the handle to take over.
+  /// @return `*this`.
   HookHandle& operator=(HookHandle&& other) noexcept {
     if (this != &other) {
       remove();
@@ -169,7 +173,8 @@ class [[nodiscard]] HookHandle {
 #endif
   }
 
-  /// True while the handle owns an installed hook (always false under `NSIGHTKIT_DISABLE`).
+  /// Whether the handle owns a hook.
+  /// @return true while it owns an installed hook (always false under `NSIGHTKIT_DISABLE`).
   [[nodiscard]] bool active() const noexcept {
 #if NSIGHTKIT_ENABLED
     return entry_ != nullptr;
@@ -178,11 +183,13 @@ class [[nodiscard]] HookHandle {
 #endif
   }
 
-  /// Same as active().
+  /// Same as active(). @return true while the handle owns an installed hook.
   explicit operator bool() const noexcept { return active(); }
 
 #if NSIGHTKIT_ENABLED
   /// Internal: used by the add_*_hook functions.
+  /// @param entry the installed hook.
+  /// @param set the hook set it was added to.
   HookHandle(std::shared_ptr<detail::module::HookEntry> entry,
              std::shared_ptr<detail::module::HookSet> set) noexcept
       : entry_{std::move(entry)}, set_{std::move(set)} {}
@@ -307,8 +314,9 @@ class ModuleScope : private detail::module::Scope {
     begin_formatted(format, a0, as...);
   }
 
-  /// Internal (NSIGHTKIT_MODULE): `checked` is the compile-time format string, `literal` the same
-  /// text; without arguments the name is the literal itself.
+  /// Internal (NSIGHTKIT_MODULE): without arguments the name is the literal itself.
+  /// @param literal the macro's first argument (also checked as a format string).
+  /// @param as the format arguments, if any.
   template <class Site, class S, class... As>
   ModuleScope(detail::SiteTag<Site> /*site*/, S const& /*checked*/, char const* literal,
               As&&... as) noexcept {
@@ -324,6 +332,9 @@ class ModuleScope : private detail::module::Scope {
   }
 
   /// Internal (Hooked, instrument): with a Hooked instance's hooks and the module object.
+  /// @param name the module name (outlives the scope).
+  /// @param hooks the instance's hooks, or null.
+  /// @param module what ModuleInfo::module shows.
   NSIGHTKIT_DETAIL_MODULE_HOT ModuleScope(detail::ModuleCall, char const* name,
                                           detail::module::HookSet* hooks,
                                           void const* module) noexcept {
@@ -395,7 +406,8 @@ inline HookHandle add_post_hook(F&& fn) {
  * @brief Puts the default module ranges in domain D from now on (default: DefaultDomain).
  *
  * A run-time choice: scopes already open pop in the domain they pushed in. Call it from the
- * executable (the push functions are instantiated where it is called).
+ * executable (the push functions are instantiated where it is called). Safe from any thread (one
+ * atomic store).
  *
  * @tparam D a domain tag (`static constexpr char const* name`), or GlobalDomain.
  *
@@ -414,7 +426,8 @@ inline void set_module_domain() noexcept {
 #endif
 }
 
-/// The name of the domain module ranges go to ("" for NVTX's global domain).
+/// The domain module ranges go to (see set_module_domain()). Safe from any thread.
+/// @return its name ("" for NVTX's global domain).
 inline char const* module_domain() noexcept {
 #if NSIGHTKIT_ENABLED
   return detail::module::registry().domain.load(std::memory_order_acquire)->name;
@@ -425,6 +438,8 @@ inline char const* module_domain() noexcept {
 
 /**
  * @brief Turns the default module ranges on (the default) or off; user hooks are unaffected.
+ *
+ * Safe from any thread (one atomic operation); scopes already open still pop their range.
  * @param on false: module scopes push no range (only user hooks run).
  */
 inline void set_module_ranges(bool on) noexcept {
@@ -440,7 +455,9 @@ inline void set_module_ranges(bool on) noexcept {
 #endif
 }
 
-/// True when module scopes push their default range (always false under `NSIGHTKIT_DISABLE`).
+/// Whether module scopes push their default range. Safe from any thread.
+/// @return true unless set_module_ranges(false) was called (always false under
+///         `NSIGHTKIT_DISABLE`).
 inline bool module_ranges() noexcept {
 #if NSIGHTKIT_ENABLED
   return (detail::module::registry().mode.load(std::memory_order_relaxed) &
@@ -459,6 +476,8 @@ inline bool module_ranges() noexcept {
  * with nothing observing, scopes keep no state at all and this returns "". The view stays valid
  * for the rest of the process. The first call for a path creates its entry in the path table;
  * later calls allocate nothing.
+ * @return the path of the calling thread's innermost module; "" outside modules, before module
+ *         paths are tracked, or when its text cannot be allocated.
  *
  * @code
  * void launch(Kernel k) { counts[std::string{nsightkit::current_module_path()}] += 1; ... }
@@ -480,6 +499,7 @@ inline std::string_view current_module_path() noexcept {
  * @brief From now on, module scopes keep the per-thread module stack even when nothing else
  *        observes them, so current_module_path() and hooks added later see complete paths.
  *
+ * Safe from any thread.
  * Tracking also starts by itself with the first hook, NVTX tool or sink, and never stops (hooks
  * coming and going do not leave gaps in paths). Scopes already running when it starts are not
  * part of any path. Costs a few nanoseconds per module call (an out-of-line call and two
@@ -507,6 +527,7 @@ inline void track_module_paths() noexcept {
  * global domain there is no `domain@` part (ncu's `<default domain>`).
  *
  * @param path a module path as in ModuleInfo::path.
+ * @return the filter, e.g. `nsightkit@backbone/layer1/`.
  * @throws std::invalid_argument when `path` is empty; std::bad_alloc.
  *
  * @code
