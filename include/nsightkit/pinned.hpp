@@ -88,7 +88,8 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
  *   (Built without RTTI, only a resource and itself compare equal.)
  *
  * Every call costs a `cudaHostAlloc` (milliseconds): use it for buffers allocated once; use
- * PinnedMemoryPool for buffers allocated repeatedly.
+ * PinnedMemoryPool for buffers allocated repeatedly. Thread safety: it holds only its flags, so
+ * any number of threads may allocate and deallocate through one resource at once.
  *
  * @code
  * nsightkit::PinnedMemoryResource pinned;
@@ -100,12 +101,13 @@ class PinnedMemoryResource final : public std::pmr::memory_resource {
   /// The largest alignment served (256 bytes).
   static constexpr std::size_t max_alignment = detail::pinned::max_alignment;
 
-  /// A resource passing `flags` to cudaHostAlloc (cudaHostAllocDefault, cudaHostAllocPortable,
-  /// cudaHostAllocMapped, cudaHostAllocWriteCombined). Makes no CUDA call.
+  /// A resource for page-locked memory allocated with `flags`. Makes no CUDA call.
+  /// @param flags passed to cudaHostAlloc (cudaHostAllocDefault, cudaHostAllocPortable,
+  ///        cudaHostAllocMapped, cudaHostAllocWriteCombined).
   explicit PinnedMemoryResource(unsigned int flags = cudaHostAllocDefault) noexcept
       : flags_{flags} {}
 
-  /// The cudaHostAlloc flags.
+  /// The allocation flags. @return the flags passed to cudaHostAlloc.
   [[nodiscard]] unsigned int flags() const noexcept { return flags_; }
 
  private:
@@ -199,6 +201,9 @@ class PinnedBlock;
  * blocks still handed out are leaked and reported on stderr. The pool is not copyable or
  * movable (containers refer to it by address).
  *
+ * **Thread safety.** Every member may be called from any thread: one mutex guards the pool's
+ * bookkeeping, and CUDA allocation and freeing run outside it.
+ *
  * @code
  * nsightkit::PinnedMemoryPool pool;
  * for (auto& batch : batches) {
@@ -216,6 +221,7 @@ class PinnedMemoryPool final : public std::pmr::memory_resource {
   PinnedMemoryPool() : PinnedMemoryPool(PinnedPoolOptions{}) {}
 
   /// A pool with `options`. Makes no CUDA call.
+  /// @param options the cache bound, the cudaHostAlloc flags and the misuse handler.
   explicit PinnedMemoryPool(PinnedPoolOptions const& options)
       : options_{options},
         core_{options.max_cached_bytes, detail::pinned::CudaBackend{options.host_alloc_flags}} {}
@@ -240,7 +246,8 @@ class PinnedMemoryPool final : public std::pmr::memory_resource {
    * @brief Gives a block back that work queued on `stream` may still use.
    *
    * Records an event on `stream` (and on each stream named with record_stream()); the block is
-   * handed out again only after they completed. Never blocks, never throws.
+   * handed out again only after they completed. Never throws; does not wait for the GPU, unless
+   * recording an event fails (then it synchronizes that stream instead).
    * @param p a pointer from allocate() of this pool (nullptr or the zero-byte address: nothing
    *          happens)
    * @param bytes the size passed to allocate()
@@ -258,7 +265,8 @@ class PinnedMemoryPool final : public std::pmr::memory_resource {
    * PyTorch's `Tensor.record_stream`. Call it for every stream but the one passed to deallocate.
    * @param p a block of this pool, currently handed out
    * @param stream a stream that reads or writes the block
-   * @throws std::bad_alloc if the note cannot be stored
+   * @throws std::bad_alloc if the note cannot be stored. Misuse (a pointer not in use) goes to
+   *         PinnedPoolOptions::on_misuse.
    */
   void record_stream(void* p, StreamView stream) {
     check(core_.record_stream(p, stream.value()), "record_stream", p, 0);
@@ -266,7 +274,9 @@ class PinnedMemoryPool final : public std::pmr::memory_resource {
 
   /**
    * @brief A block of at least `bytes` bytes owned by a PinnedBlock handle, which gives it back
-   *        (waiting for the streams recorded on it) when destroyed. An empty handle for 0.
+   *        (waiting for the streams recorded on it) when destroyed.
+   * @param bytes the size wanted.
+   * @return the handle; empty for 0 bytes.
    * @throws as allocate()
    */
   [[nodiscard]] PinnedBlock acquire(std::size_t bytes);
@@ -278,13 +288,14 @@ class PinnedMemoryPool final : public std::pmr::memory_resource {
    */
   std::size_t release() { return core_.release(); }
 
-  /// A consistent snapshot of the pool's counters.
+  /// The pool's counters. @return a consistent snapshot (taken under the pool's lock).
   [[nodiscard]] PinnedPoolStats stats() const { return core_.stats(); }
 
-  /// The options the pool was built with.
+  /// The pool's settings. @return the options the pool was built with.
   [[nodiscard]] PinnedPoolOptions const& options() const noexcept { return options_; }
 
-  /// The block size a request of `bytes` gets (0 for 0, and for requests too large to serve).
+  /// The block size a request gets. @param bytes the request.
+  /// @return its size class; 0 for 0 bytes and for requests too large to serve.
   [[nodiscard]] static constexpr std::size_t block_size(std::size_t bytes) noexcept {
     return bytes > detail::pinned::max_request ? 0 : detail::pinned::size_class(bytes);
   }
@@ -335,7 +346,8 @@ class PinnedMemoryPool final : public std::pmr::memory_resource {
  *
  * Destruction or reset() gives the block back; it then waits for every stream named with
  * record_stream() (or passed to reset()) before the pool hands it out again. The pool must
- * outlive the handle.
+ * outlive the handle. Handles may live on different threads; one handle must not be used by two
+ * threads at once.
  *
  * @code
  * nsightkit::PinnedBlock staging = pool.acquire(bytes);
@@ -351,12 +363,15 @@ class PinnedBlock {
   PinnedBlock() noexcept = default;
 
   /// Takes over `other`'s block; `other` becomes empty.
+  /// @param other the handle to take over.
   PinnedBlock(PinnedBlock&& other) noexcept
       : pool_{std::exchange(other.pool_, nullptr)},
         data_{std::exchange(other.data_, nullptr)},
         size_{std::exchange(other.size_, 0)} {}
 
   /// Gives this block back, then takes over `other`'s.
+  /// @param other the handle to take over.
+  /// @return `*this`.
   PinnedBlock& operator=(PinnedBlock&& other) noexcept {
     if (this != &other) {
       reset();
@@ -373,26 +388,29 @@ class PinnedBlock {
   /// Gives the block back (see reset()).
   ~PinnedBlock() { reset(); }
 
-  /// The memory (nullptr when empty). Page-aligned.
+  /// The memory. @return its address, aligned to 256 bytes (nullptr when empty).
   [[nodiscard]] void* data() const noexcept { return data_; }
 
-  /// The memory as an array of T.
+  /// The memory as an array of T. @tparam T an element type aligned to at most 256 bytes.
+  /// @return the address as `T*` (nullptr when empty).
   template <class T>
   [[nodiscard]] T* data_as() const noexcept {
     static_assert(alignof(T) <= detail::pinned::max_alignment, "over-aligned type");
     return static_cast<T*>(data_);
   }
 
-  /// The bytes requested (the block may be larger: PinnedMemoryPool::block_size()).
+  /// The size asked for. @return the bytes requested (the block may be larger:
+  /// PinnedMemoryPool::block_size()); 0 when empty.
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
 
-  /// True when the handle owns a block.
+  /// Whether the handle owns a block. @return true when it does.
   explicit operator bool() const noexcept { return data_ != nullptr; }
 
-  /// The pool the block belongs to (nullptr when empty).
+  /// The block's pool. @return the pool it belongs to (nullptr when empty).
   [[nodiscard]] PinnedMemoryPool* pool() const noexcept { return pool_; }
 
   /// Notes that the block is used on `stream`: giving it back waits for that stream.
+  /// @param stream a stream that reads or writes the block.
   /// @throws std::logic_error when the handle is empty; std::bad_alloc if the note cannot be stored
   void record_stream(StreamView stream) {
     if (pool_ == nullptr)
@@ -410,6 +428,7 @@ class PinnedBlock {
 
   /// Gives the block back now; it is reused only after the work queued on `last_use` (and on the
   /// recorded streams) has completed. The handle becomes empty.
+  /// @param last_use the stream whose queued work may still use the block.
   void reset(StreamView last_use) noexcept {
     if (pool_ != nullptr) pool_->deallocate(data_, size_, last_use);
     pool_ = nullptr;
@@ -447,6 +466,7 @@ inline PinnedBlock PinnedMemoryPool::acquire(std::size_t bytes) {
  * cudaHostAlloc); memory must be freed through an equal allocator. All three propagate_on_*
  * traits are true: the allocator travels with the memory it allocated, so move assignment and
  * swap are constant-time and never mix memory of different pools. is_always_equal is false.
+ * Thread safety: as the pool's (any thread); the allocator itself holds two plain values.
  *
  * @code
  * nsightkit::PinnedMemoryPool pool;
@@ -481,19 +501,25 @@ class PinnedAllocator {
   PinnedAllocator() noexcept = default;
 
   /// On `pool`; freed memory is reusable at once.
+  /// @param pool the pool; it must outlive the allocator and every copy of it.
   explicit PinnedAllocator(PinnedMemoryPool& pool) noexcept : pool_{&pool} {}
 
   /// On `pool`; freed memory waits for the work queued on `stream` at the time of the free.
+  /// @param pool the pool; it must outlive the allocator and every copy of it.
+  /// @param stream the stream that copies from or to the memory.
   PinnedAllocator(PinnedMemoryPool& pool, StreamView stream) noexcept
       : pool_{&pool}, stream_{stream} {}
 
   /// The same pool and stream, for another element type.
+  /// @param other the allocator to copy the pool and stream from.
   template <class U>
   PinnedAllocator(PinnedAllocator<U> const& other) noexcept  // NOLINT: implicit, as allocators are
       : pool_{other.pool()}, stream_{other.stream()} {}
 
   /**
-   * @brief Page-locked memory for `n` objects of type T (nullptr for 0).
+   * @brief Page-locked memory for `n` objects of type T.
+   * @param n the number of objects.
+   * @return the memory, aligned for T; nullptr for 0.
    * @throws std::bad_array_new_length when n * sizeof(T) overflows; std::bad_alloc when out of
    *         page-locked memory; CudaError for other CUDA failures (no driver, no device).
    */
@@ -506,7 +532,9 @@ class PinnedAllocator {
     return static_cast<T*>(p);
   }
 
-  /// Frees memory from allocate(p's `n`) of an equal allocator. Never throws.
+  /// Frees memory from allocate() of an equal allocator. Never throws.
+  /// @param p the memory (nullptr: nothing happens).
+  /// @param n the count given to allocate().
   void deallocate(T* p, std::size_t n) noexcept {
     if (p == nullptr) return;
     std::size_t const bytes = n * sizeof(T);
@@ -519,10 +547,11 @@ class PinnedAllocator {
     }
   }
 
-  /// The pool, or nullptr when allocating straight from cudaHostAlloc.
+  /// The allocator's pool. @return the pool, or nullptr when allocating straight from
+  /// cudaHostAlloc.
   [[nodiscard]] PinnedMemoryPool* pool() const noexcept { return pool_; }
 
-  /// The stream frees wait for, if any.
+  /// The allocator's stream. @return the stream frees wait for, if any.
   [[nodiscard]] std::optional<StreamView> stream() const noexcept { return stream_; }
 
  private:
@@ -531,12 +560,14 @@ class PinnedAllocator {
 };
 
 /// Allocators are equal when memory from one can be freed by the other: same pool and stream.
+/// @param a,b the allocators. @return true when both use the same pool and stream, or both go
+/// straight to cudaHostAlloc.
 template <class T, class U>
 bool operator==(PinnedAllocator<T> const& a, PinnedAllocator<U> const& b) noexcept {
   return a.pool() == b.pool() && (a.pool() == nullptr || a.stream() == b.stream());
 }
 
-/// The negation of operator==.
+/// The negation of operator==. @param a,b the allocators. @return `!(a == b)`.
 template <class T, class U>
 bool operator!=(PinnedAllocator<T> const& a, PinnedAllocator<U> const& b) noexcept {
   return !(a == b);

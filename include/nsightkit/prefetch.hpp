@@ -30,95 +30,24 @@
  * }                                                     // meanwhile N+1 … N+depth-1 are copied
  * @endcode
  *
- * **What overlaps.** While the consumer's work on batch N runs on the compute stream, the copies
- * of batches N+1 … N+depth-1 run on the copy stream (one the prefetcher creates, or
- * PrefetchOptions::copy_stream). Depth 1 is the serial loop (copy, compute, copy, compute);
- * depth 2 double-buffers; more depth absorbs jitter in the source or in copy times. Timelines
- * in docs/prefetch.md.
+ * While the consumer's work on batch N runs on the compute stream, the copies of batches
+ * N+1 … N+depth-1 run on a copy stream. Ordering is by CUDA events only (`cudaEventRecord` /
+ * `cudaStreamWaitEvent`, two per slot, created once): the compute stream waits for a batch's
+ * copies before the consumer sees it, and a slot is rewritten only after the compute work queued
+ * on its previous batch. The host blocks in one case only: when it is `depth` batches ahead of
+ * the GPU (an NVTX range "prefetch wait", PrefetchStats::host_waits). Pageable host memory is
+ * staged through page-locked blocks of a PinnedMemoryPool; page-locked memory is copied directly.
  *
- * **Ordering, by events only** (`cudaEventRecord` / `cudaStreamWaitEvent`; each slot owns two
- * events, created once):
- * - the compute stream waits for the event recorded after a batch's copies before the consumer
- *   sees the batch, so every kernel the consumer queues on it reads complete data;
- * - when the loop advances, an event is recorded on the compute stream; the copy stream waits
- *   for it before the slot is rewritten, so no copy overwrites data the consumer's queued work
- *   may still read. Work the consumer puts on other streams must be joined back into the
- *   compute stream (an event and `cudaStreamWaitEvent`) before the iteration ends.
- * - The host never waits in the steady state. It blocks in one case only: when it is `depth`
- *   batches ahead of the GPU — about to reuse a slot whose previous copy has not even run yet —
- *   it waits for that copy (`cudaEventSynchronize` on its event, an NVTX range
- *   "prefetch wait", PrefetchStats::host_waits). The GPU then still has the consumer's queued
- *   work to run, so this does not starve it; it bounds the host batches and page-locked staging
- *   in flight (otherwise a host running ahead would pin memory without limit).
- *
- * **The source.** Either a callable returning `std::optional<HostBatch>` (`std::nullopt` ends
- * the loop), or an iterator range `[first, last)` whose elements construct a HostBatch (use
- * `std::reference_wrapper<T const>` as HostBatch to avoid copying the elements; they must then
- * stay alive and unchanged until the prefetcher is destroyed). The source runs on the
- * consumer's thread, when the loop advances (and `depth` times in begin()); once it ran dry or
- * threw it is not called again.
- *
- * **The transfer** gets the host batch, the slot the batch goes to and a PrefetchCopier whose
- * to_device() queues copies on the copy stream. It may also queue its own work there
- * (PrefetchCopier::stream(): e.g. a kernel converting uint8 pixels to float). It must not
- * synchronize and must queue work on the copy stream only.
- *
- * **Slots.** A slot is whatever device-side storage one batch needs, of a user type `Slot`
- * (device buffers, a struct of tensors). The slot factory is called `depth` times by the
- * constructor with the slot number; nothing is allocated per batch afterwards. To hand in slots
- * allocated elsewhere: `[&](std::size_t i) { return std::move(my_slots[i]); }`. Work that
- * initialises slots on a default stream (`cudaMemset`, `cudaMemcpy`) is ordered before the
- * first copy (the copy stream waits for both default streams once, at construction); work on
- * other streams must be complete, or joined into the copy stream, before the loop starts.
- *
- * **Pinned staging.** PrefetchCopier::to_device() checks where the host memory lives
- * (`cudaPointerGetAttributes`, PrefetchStaging::automatic):
- * - pageable memory (`std::vector`, `new`): copied into a block of a PinnedMemoryPool, which the
- *   DMA engine reads asynchronously; the block goes back to the pool naming the copy stream, so
- *   it is reused only after the copy (`PinnedMemoryPool::deallocate(p, bytes, stream)`). After
- *   the first `depth` batches every block comes from the pool's cache.
- * - page-locked memory (PinnedAllocator, `cudaHostAlloc`, `cudaHostRegister`), managed or device
- *   memory: copied directly, no extra copy. The prefetcher keeps the HostBatch alive until its
- *   copy has completed on the GPU, so memory the HostBatch owns may be freed in its destructor
- *   (even into a pool without a stream).
- *
- * **Ends and faults.**
- * - The source running dry ends the loop after the batches already in flight.
- * - `break` (or an exception in the loop body), then destruction: the destructor waits for the
- *   copies in flight and for the compute work queued on the batches handed out (their events,
- *   not whole streams), then destroys host batches and slots: no copy or kernel of the pipeline
- *   touches freed memory. Staging blocks were already given back to the pool naming the copy
- *   stream.
- * - An exception thrown by the source or the transfer for batch k is rethrown to the consumer
- *   by the iterator step that would deliver batch k (begin() for k = 0), after batches
- *   0 … k-1 were delivered; the source is not called again. Copies the failed transfer queued
- *   are waited for at destruction.
- * - CUDA failures are nsightkit::CudaError naming the call, thrown where they happen (the
- *   constructor without a driver; a step of the loop). After one the prefetcher only ends: the
- *   destructor then synchronizes both streams.
- * - Misuse is std::invalid_argument (depth 0 or above 64, an empty function, the copy stream
- *   equal to the compute stream) or std::logic_error (begin() twice, dereferencing the end).
- *
- * **In the tools.** On the consumer's thread, per batch: NVTX ranges "prefetch source" (the
- * source call) and "prefetch copy" (the transfer), each with the batch index as payload, and
- * inside "prefetch copy" one range per to_device() — "H2D 4 MiB" or "H2D staged 4 MiB" (host
- * copy into page-locked memory included) with the byte count as payload; "prefetch wait" when
- * the host blocks (see above). The names are fixed so that nsightkit's report aggregates them;
- * the numbers are payloads. The copy stream is named "prefetch copy" and the compute stream
- * "compute" (PrefetchOptions; nullptr keeps a name you gave). NVTX ranges belong to the CPU
- * thread that opened them: Nsight Systems shows them on that thread's NVTX row, with the
- * duration of the enqueue calls; its CUDA rows project each range onto the GPU work it launched,
- * so "prefetch copy" also appears on the "prefetch copy" stream's row over the memcpy it queued,
- * under or beside the kernels of the previous batch on "compute".
- *
- * **Threads.** A prefetcher is driven by one thread at a time (the consumer's). Several
- * prefetchers may share a PinnedMemoryPool (it is thread-safe).
- *
- * **Devices, capture.** Construct it with the compute stream's device current. Not for use while
- * the compute stream is capturing a CUDA graph.
+ * Misuse is std::invalid_argument or std::logic_error; CUDA failures are nsightkit::CudaError
+ * naming the call; an exception of the source or the transfer for batch k reaches the consumer at
+ * batch k. The destructor waits for the GPU work that still uses the pipeline's memory, then
+ * frees it. On the consumer's thread each batch shows NVTX ranges "prefetch source",
+ * "prefetch copy" and one "H2D <size>" per copy; the streams are named "prefetch copy" and
+ * "compute".
  *
  * Not instrumentation: works the same under `NSIGHTKIT_DISABLE` (minus the NVTX ranges and the
- * stream names). Needs the CUDA runtime headers and cudart.
+ * stream names). Needs the CUDA runtime headers and cudart. The user guide, with timelines, the
+ * ordering rules and measurements: docs/prefetch.md.
  */
 #pragma once
 
@@ -213,7 +142,7 @@ struct PrefetchOptions {
 /**
  * @brief What a StreamPrefetcher's transfer function queues the copies of one batch with.
  *
- * Valid only during the transfer call it was passed to.
+ * Valid only during the transfer call it was passed to, on that call's thread.
  *
  * @code
  * [](HostBatch& h, DeviceBatch& d, nsightkit::PrefetchCopier& copy) {
@@ -230,13 +159,14 @@ class PrefetchCopier {
   PrefetchCopier& operator=(PrefetchCopier&&) = delete;
   ~PrefetchCopier() = default;
 
-  /// The copy stream: work queued on it for this batch is ordered like the copies.
+  /// The copy stream. @return the stream the copies run on: work queued on it for this batch is
+  /// ordered like the copies.
   [[nodiscard]] StreamView stream() const noexcept { return stream_; }
 
-  /// The index of the batch being transferred (0, 1, 2, …).
+  /// The batch being transferred. @return its index (0, 1, 2, …).
   [[nodiscard]] std::size_t index() const noexcept { return index_; }
 
-  /// The bytes queued by to_device() for this batch so far.
+  /// The bytes queued so far. @return the bytes to_device() queued for this batch.
   [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
 
   /**
@@ -309,7 +239,7 @@ class PrefetchCopier {
 
 /**
  * @brief Prefetches batches to the GPU on a copy stream while the consumer computes on another:
- *        `for (auto& batch : prefetcher) { … }` (see the file description for the full contract).
+ *        `for (auto& batch : prefetcher) { … }` (docs/prefetch.md has the full contract).
  *
  * @tparam HostBatch what the source produces (movable): a struct of host vectors, a view, a
  *         `std::reference_wrapper` to an element of a container, …
@@ -319,6 +249,11 @@ class PrefetchCopier {
  * Per iteration the consumer gets a PrefetchedBatch: `index()`, `host()`, `device()`,
  * `slot_index()`. The prefetcher is single-pass (begin() once), movable, not copyable; its
  * iterator refers to state on the heap, so moving the prefetcher does not invalidate it.
+ * Construct it with the compute stream's device current; not for a compute stream that is
+ * capturing a CUDA graph.
+ *
+ * Thread safety: driven by one thread at a time, the consumer's (the source and the transfer
+ * run on it). Several prefetchers may share a PinnedMemoryPool.
  *
  * @code
  * std::vector<HostBatch> batches = load_epoch();
@@ -339,13 +274,17 @@ class StreamPrefetcher {
  public:
   /// What the loop yields: host batch, device slot, index.
   using Batch = PrefetchedBatch<HostBatch, Slot>;
-  /// The source: the next host batch, or std::nullopt at the end. May throw (see the file
-  /// description: the consumer gets the exception at that batch).
+  /// The source: the next host batch, or std::nullopt at the end. Called on the consumer's thread
+  /// when the loop advances (`depth` times in begin()); not called again once it ran dry or threw
+  /// (the consumer gets the exception at that batch).
   using Source = std::function<std::optional<HostBatch>()>;
-  /// The transfer: queues the copies of one host batch into one slot through the copier. May
-  /// throw (the consumer gets the exception at that batch).
+  /// The transfer: queues the copies of one host batch into one slot through the copier, and may
+  /// queue work of its own on the copy stream only; it must not synchronize. May throw (the
+  /// consumer gets the exception at that batch).
   using Transfer = std::function<void(HostBatch&, Slot&, PrefetchCopier&)>;
   /// The slot factory: the device storage of slot `i` (0 … depth-1), called by the constructor.
+  /// Work it queues on a default stream is ordered before the first copy; work on other streams
+  /// must be complete (or joined into the copy stream) before the loop starts.
   using SlotFactory = std::function<Slot(std::size_t)>;
   /// The input iterator of the loop.
   using iterator = typename Core::iterator;
@@ -377,6 +316,11 @@ class StreamPrefetcher {
    *
    * The iterators are copied into the prefetcher; the elements are read when the loop reaches
    * them (`depth` elements ahead of the consumer).
+   * @param first,last the elements, each read once
+   * @param transfer queues the copies of a host batch into a slot (see PrefetchCopier)
+   * @param make_slot makes the device storage of slot i
+   * @param compute the stream the consumer's work runs on; must outlive the prefetcher
+   * @param options depth, copy stream, staging pool and policy, stream names
    * @throws as the source constructor
    */
   template <class It, class Sent,
@@ -388,8 +332,11 @@ class StreamPrefetcher {
                          std::move(transfer), std::move(make_slot), compute, options) {}
 
   /// Takes over `other`'s pipeline (iterators stay valid); `other` becomes empty.
+  /// @param other the prefetcher to take over.
   StreamPrefetcher(StreamPrefetcher&& other) noexcept = default;
   /// Ends this pipeline (as the destructor), then takes over `other`'s.
+  /// @param other the prefetcher to take over.
+  /// @return `*this`.
   StreamPrefetcher& operator=(StreamPrefetcher&& other) noexcept = default;
   StreamPrefetcher(StreamPrefetcher const&) = delete;
   StreamPrefetcher& operator=(StreamPrefetcher const&) = delete;
@@ -401,27 +348,30 @@ class StreamPrefetcher {
   /**
    * @brief Starts the pipeline: fetches and transfers the first `depth` batches, makes the
    *        compute stream wait for batch 0, and returns an iterator on it (or the end).
+   * @return the iterator on batch 0, or one equal to end() for an empty source.
    * @throws std::logic_error when called a second time or on a moved-from prefetcher; the
    *         exception of batch 0 if its source call or transfer threw; CudaError
    */
   [[nodiscard]] iterator begin() { return impl().core_.begin(); }
 
-  /// The end of the loop.
+  /// The end of the loop. @return the sentinel the loop's iterator compares to.
   [[nodiscard]] sentinel end() const noexcept { return {}; }
 
-  /// The number of slots.
+  /// The number of slots. @return PrefetchOptions::depth.
+  /// @throws std::logic_error on a moved-from prefetcher (as the accessors below).
   [[nodiscard]] std::size_t depth() const { return impl().core_.depth(); }
 
-  /// The stream the copies run on (owned or given).
+  /// The copy stream. @return the stream the copies run on (owned or given).
   [[nodiscard]] StreamView copy_stream() const { return impl().copy_; }
 
-  /// The stream the consumer's work runs on.
+  /// The compute stream. @return the stream the consumer's work runs on.
   [[nodiscard]] StreamView compute_stream() const { return impl().compute_; }
 
-  /// The counters so far.
+  /// The counters. @return a copy of the counters so far.
   [[nodiscard]] PrefetchStats stats() const { return impl().core_.stats(); }
 
-  /// The pool staging blocks come from (owned or given), e.g. for its statistics.
+  /// The staging pool, e.g. for its statistics.
+  /// @return the pool staging blocks come from (owned or given).
   [[nodiscard]] PinnedMemoryPool& staging_pool() const { return *impl().pool_; }
 
  private:

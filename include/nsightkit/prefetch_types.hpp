@@ -47,10 +47,10 @@ class BatchKey {
  * @endcode
  */
 struct PrefetchStats {
-  std::uint64_t fetched{0};       ///< batches the source produced
-  std::uint64_t delivered{0};     ///< batches handed to the consumer
-  std::uint64_t host_waits{0};    ///< times the host blocked on a copy because it was `depth`
-                                  ///< batches ahead of the GPU
+  std::uint64_t fetched{0};    ///< batches the source produced
+  std::uint64_t delivered{0};  ///< batches handed to the consumer
+  /// Times the host blocked on a copy because it was `depth` batches ahead of the GPU.
+  std::uint64_t host_waits{0};
   std::uint64_t bytes_copied{0};  ///< bytes enqueued through PrefetchCopier::to_device
   std::uint64_t bytes_staged{0};  ///< of bytes_copied: bytes staged through page-locked memory
 };
@@ -61,7 +61,7 @@ struct PrefetchStats {
  *
  * Owned by the prefetcher (neither copyable nor movable); valid until the loop advances. The
  * device slot is reused for a later batch once the work the consumer queued on the compute
- * stream during this iteration has completed.
+ * stream during this iteration has completed. Used by the consumer's thread only.
  *
  * @code
  * for (auto& batch : prefetcher) {
@@ -76,6 +76,8 @@ template <class HostBatch, class Slot>
 class PrefetchedBatch {
  public:
   /// Made by the prefetcher only (the key is private to it).
+  /// @param slot the device slot, moved in.
+  /// @param slot_index which slot it is.
   PrefetchedBatch(detail::prefetch::BatchKey /*key*/, Slot&& slot, std::size_t slot_index)
       : device_{std::move(slot)}, slot_index_{slot_index} {}
 
@@ -85,21 +87,22 @@ class PrefetchedBatch {
   PrefetchedBatch& operator=(PrefetchedBatch&&) = delete;
   ~PrefetchedBatch() = default;
 
-  /// The position of the batch in the source: 0, 1, 2, …
+  /// The batch's position. @return its index in the source: 0, 1, 2, …
   [[nodiscard]] std::size_t index() const noexcept { return index_; }
 
-  /// Which of the `depth` slots holds it (index() % depth).
+  /// Which slot holds it. @return index() % depth.
   [[nodiscard]] std::size_t slot_index() const noexcept { return slot_index_; }
 
-  /// The host batch the source produced.
+  /// The host batch. @return the batch the source produced.
   [[nodiscard]] HostBatch& host() noexcept { return *host_; }
-  /// The host batch the source produced.
+  /// The host batch. @return the batch the source produced.
   [[nodiscard]] HostBatch const& host() const noexcept { return *host_; }
 
-  /// The device-side slot the transfer copied the batch into. Work on the compute stream may
-  /// read it; the copy is complete for that stream's work (the stream waited for it).
+  /// The device-side slot. Work on the compute stream may read it: the copy is complete for that
+  /// stream's work (the stream waited for it).
+  /// @return the slot the transfer copied the batch into.
   [[nodiscard]] Slot& device() noexcept { return device_; }
-  /// The device-side slot the transfer copied the batch into.
+  /// The device-side slot. @return the slot the transfer copied the batch into.
   [[nodiscard]] Slot const& device() const noexcept { return device_; }
 
  private:
