@@ -15,10 +15,11 @@
  * Grammar: a comma-separated list of `table[=stderr|stdout|PATH]`, `json=PATH`, `csv=PATH`,
  * `trace=PATH` (gzip-compressed when it ends in `.gz`), `html=PATH` (the HTML page),
  * `trace-size=BYTES[k|M|G]` (the trace's size cap), `captured[=on|off]`, `threads[=on|off]`,
- * `gpu=on|off`, `samples=N`, `trace-events=N`, `paths=N`, `depth=N`; or an off word (`0`, `off`,
- * `none`, `false`, `no`, any case). Modifiers without an output mean `table`. A bad value prints one message naming the variable and the bad item and leaves the
- * report off (the program runs on); ReportOptions::parse() throws std::invalid_argument instead.
- * Paths cannot contain commas.
+ * `gpu=on|off|auto|events|cupti`, `gpu-depth=N`, `advice[=on|off|all]`, `samples=N`,
+ * `trace-events=N`, `paths=N`, `depth=N`; or an off word (`0`, `off`, `none`, `false`, `no`, any
+ * case). Modifiers without an output mean `table`. A bad value prints one message naming the
+ * variable and the bad item and leaves the report off (the program runs on);
+ * ReportOptions::parse() throws std::invalid_argument instead. Paths cannot contain commas.
  *
  * What it measures. Every nsightkit push/pop range (ScopedRange, NSIGHTKIT_RANGE, ModuleScope,
  * capture-window steps, …) of every thread, aggregated per full path: the names of the ranges open
@@ -138,6 +139,7 @@ class Report {
    * The first enable() sets the run's time origin. With `options.at_exit`, the configured outputs
    * are written when the process exits. Ranges open at this moment are not seen (their pops are
    * ignored).
+   * @param options what to record and where to write.
    * @return true when the report records; false under `NSIGHTKIT_DISABLE`, when out of memory, or
    *         when this is a second, un-unified copy of nsightkit in the process (reported on
    *         stderr).
@@ -172,7 +174,8 @@ class Report {
 #endif
   }
 
-  /// True while the report records.
+  /// Whether the report records. @return true between enable() and disable() (always false
+  /// under `NSIGHTKIT_DISABLE`).
   [[nodiscard]] static bool is_enabled() noexcept {
 #if NSIGHTKIT_ENABLED
     return detail::report::is_enabled();
@@ -189,7 +192,8 @@ class Report {
 #endif
   }
 
-  /// The options in force (defaults when never enabled).
+  /// The options in force. @return a copy of them (defaults when never enabled).
+  /// @throws std::bad_alloc when the copy cannot be made.
   [[nodiscard]] static ReportOptions options() {
 #if NSIGHTKIT_ENABLED
     return detail::report::options();
@@ -202,7 +206,9 @@ class Report {
    * @brief Merges every thread's data into plain values.
    *
    * Completes GPU timing first: waits (cudaEventSynchronize) for the events of ranges already
-   * ended — the only place the report synchronizes with the GPU. Empty under NSIGHTKIT_DISABLE.
+   * ended — the only place the report synchronizes with the GPU.
+   * @return the data so far (empty when never enabled, and under NSIGHTKIT_DISABLE).
+   * @throws std::bad_alloc when the snapshot cannot be built.
    */
   [[nodiscard]] static ReportSnapshot snapshot() {
 #if NSIGHTKIT_ENABLED
@@ -216,18 +222,24 @@ class Report {
    * @brief The table for `snapshot`: tree-indented paths sorted by total, %run, self, percentiles.
    * @param snapshot from snapshot()
    * @param per_thread also list every thread on its own
+   * @return the table's text, one line per row.
+   * @throws std::bad_alloc when the text cannot be built.
    */
   [[nodiscard]] static std::string format_table(ReportSnapshot const& snapshot,
                                                 bool per_thread = false) {
     return detail::report::format_table(snapshot, per_thread);
   }
 
-  /// The summary of `snapshot` as JSON (format "nsightkit-report", version 1; see docs/report.md).
+  /// The summary of a snapshot as JSON. @param snapshot from snapshot()
+  /// @return the JSON document (format "nsightkit-report", version 1; see docs/report.md).
+  /// @throws std::bad_alloc when the text cannot be built.
   [[nodiscard]] static std::string summary_json(ReportSnapshot const& snapshot) {
     return detail::report::summary_json(snapshot);
   }
 
-  /// The summary of `snapshot` as CSV, one row per path (scope "all") and per thread and path.
+  /// The summary of a snapshot as CSV. @param snapshot from snapshot()
+  /// @return a header line, then one row per path (scope "all") and per thread and path.
+  /// @throws std::bad_alloc when the text cannot be built.
   [[nodiscard]] static std::string summary_csv(ReportSnapshot const& snapshot) {
     return detail::report::summary_csv(snapshot);
   }
@@ -236,7 +248,8 @@ class Report {
    * @brief The Chrome trace-event JSON of the ranges recorded so far.
    *
    * Needs ReportOptions::trace or ReportOptions::record_trace; otherwise it holds only metadata.
-   * `{"traceEvents":[]}` under NSIGHTKIT_DISABLE.
+   * @return the JSON document (`{"traceEvents":[]}` under NSIGHTKIT_DISABLE).
+   * @throws std::bad_alloc when the text cannot be built.
    */
   [[nodiscard]] static std::string trace_json() {
 #if NSIGHTKIT_ENABLED
@@ -255,6 +268,8 @@ class Report {
    * `NSIGHTKIT_REPORT_D3` names, else Debian's libjs-d3; without one the page holds the data and
    * says how to complete it with tools/nsightkit_html.py.
    * @param snapshot from snapshot()
+   * @return the page's HTML text.
+   * @throws std::bad_alloc when the text cannot be built.
    */
   [[nodiscard]] static std::string html_page(ReportSnapshot const& snapshot) {
     return detail::report::html_page(snapshot);
@@ -293,14 +308,18 @@ class Report {
   }
 
   /// This process's rank from the launcher variables (OMPI_COMM_WORLD_RANK, PMI_RANK,
-  /// SLURM_PROCID, RANK, LOCAL_RANK; first set wins), or std::nullopt.
+  /// SLURM_PROCID, RANK, LOCAL_RANK; first set wins).
+  /// @return the rank, or std::nullopt when none is set.
   [[nodiscard]] static std::optional<int> rank() noexcept {
     auto const r = detail::launcher_rank();
     return r ? std::optional<int>{r->rank} : std::nullopt;
   }
 
   /// The file name the report writes for `path`: "{rank}" and "{pid}" are replaced; without
-  /// "{rank}" and with a launcher rank, ".rankN" goes before the extension ("out.rankN.json").
+  /// "{rank}" and with a launcher rank, ".rankN" goes before the extension ("out.rankN.json");
+  /// without "{pid}", a child forked from a process running the report gets ".pidN" there too.
+  /// @param path a file name as given in the options. @return the name written.
+  /// @throws std::bad_alloc when the name cannot be built.
   [[nodiscard]] static std::string output_path(std::string const& path) {
     return detail::report::output_path_here(path);
   }
@@ -319,7 +338,8 @@ class Report {
  *
  * Makes its CUDA calls through the CUDA driver, loaded at run time when the report is enabled
  * (nothing to link). Without a driver, GPU timing stops with one message on stderr and CPU
- * times go on.
+ * times go on. Thread safety: the current stream is per thread (thread-local); the object must
+ * be destroyed on the thread that made it, in LIFO order.
  *
  * @code
  * nsightkit::CurrentStream on{nsightkit::StreamView{stream}};
@@ -330,6 +350,7 @@ class Report {
 class CurrentStream {
  public:
   /// Sets `stream` as the thread's current stream until destruction.
+  /// @param stream a stream of the current device; it must outlive this object.
   explicit CurrentStream(StreamView stream) noexcept {
 #if NSIGHTKIT_ENABLED
     previous_ = detail::report::current_gpu;
@@ -369,7 +390,7 @@ class CurrentStream {
  *
  * Same names as ScopedRangeIn (static, std::string, format string + arguments), preceded by the
  * stream. Equivalent to a CurrentStream for the range's lifetime, so ranges nested inside it are
- * timed on the stream as well.
+ * timed on the stream as well. Never throws; threads as for ScopedRangeIn.
  *
  * @code
  * nsightkit::GpuRange r{nsightkit::StreamView{stream}, "layer{}", i};
@@ -380,21 +401,38 @@ template <class D>
 class GpuRangeIn {
  public:
   /// A range with a fixed name, timed on `stream`.
+  /// @param stream the stream the range's work runs on.
+  /// @param name a string that outlives the call.
   GpuRangeIn(StreamView stream, char const* name) noexcept : current_{stream}, range_{name} {}
   /// A range with attributes and a fixed name, timed on `stream`.
+  /// @param stream the stream the range's work runs on.
+  /// @param attributes color, category and payload of the range.
+  /// @param name a string that outlives the call.
   GpuRangeIn(StreamView stream, Attributes const& attributes, char const* name) noexcept
       : current_{stream}, range_{attributes, name} {}
   /// A range named by a run-time string, timed on `stream`.
+  /// @param stream the stream the range's work runs on.
+  /// @param name the range name (a plain message).
   GpuRangeIn(StreamView stream, std::string const& name) noexcept
       : current_{stream}, range_{name} {}
   /// A range with attributes named by a run-time string, timed on `stream`.
+  /// @param stream the stream the range's work runs on.
+  /// @param attributes color, category and payload of the range.
+  /// @param name the range name (a plain message).
   GpuRangeIn(StreamView stream, Attributes const& attributes, std::string const& name) noexcept
       : current_{stream}, range_{attributes, name} {}
   /// A range with a formatted name, timed on `stream`.
+  /// @param stream the stream the range's work runs on.
+  /// @param format the format string. @param a0 first format argument.
+  /// @param as further format arguments.
   template <class A0, class... As>
   GpuRangeIn(StreamView stream, fmt::format_string<A0, As...> format, A0&& a0, As&&... as) noexcept
       : current_{stream}, range_{format, std::forward<A0>(a0), std::forward<As>(as)...} {}
   /// A range with attributes and a formatted name, timed on `stream`.
+  /// @param stream the stream the range's work runs on.
+  /// @param attributes color, category and payload of the range.
+  /// @param format the format string. @param a0 first format argument.
+  /// @param as further format arguments.
   template <class A0, class... As>
   GpuRangeIn(StreamView stream, Attributes const& attributes, fmt::format_string<A0, As...> format,
              A0&& a0, As&&... as) noexcept

@@ -3,6 +3,8 @@
  * @brief The report's plain types: its options (ReportOptions) and what a snapshot holds
  *        (ReportSnapshot, PathStats, TimeStats, ...). Include <nsightkit/report.hpp> to use the
  *        report; this header alone gives the types (e.g. to pass snapshots around).
+ *
+ * Plain values: a snapshot, once taken, may be read from any number of threads.
  */
 #pragma once
 
@@ -61,7 +63,8 @@ enum class GpuSourceKind : std::uint8_t {
   cupti,
 };
 
-/// "auto", "events" or "cupti".
+/// The name of a GPU source, as `NSIGHTKIT_REPORT`'s `gpu=` item spells it.
+/// @param k the source. @return "auto", "events" or "cupti" ("?" for a value out of range).
 constexpr char const* to_string(GpuSourceKind k) noexcept {
   switch (k) {
     case GpuSourceKind::automatic: return "auto";
@@ -97,7 +100,8 @@ struct ReportOptions {
   bool captured_only{false};
   /// The table also lists every thread on its own.
   bool per_thread{false};
-  /// Time ranges on the GPU where a stream is current (CurrentStream, GpuRange).
+  /// Measure GPU time (see gpu_source): with CUDA events, of the ranges that run while a stream
+  /// is current (CurrentStream, GpuRange); with CUPTI, of the work every range launches.
   bool gpu{true};
   /// Keep trace events even without a trace path (for Report::trace_json()).
   bool record_trace{false};
@@ -131,11 +135,12 @@ struct ReportOptions {
   std::size_t max_trace_bytes{std::size_t{256} << 20};
 
   /**
-   * @brief Parses the `NSIGHTKIT_REPORT` grammar (see the file comment).
+   * @brief Parses the `NSIGHTKIT_REPORT` grammar (report.hpp's file comment, docs/report.md).
    * @param spec e.g. "table,trace=out.json"
    * @param error receives the reason when the spec is bad (may be null)
    * @return the options, or std::nullopt when `spec` is bad or turns the report off
    *         (then `*error` is empty).
+   * @throws std::bad_alloc when the options or the message cannot be built.
    */
   static std::optional<ReportOptions> try_parse(std::string_view spec,
                                                 std::string* error = nullptr);
@@ -143,6 +148,8 @@ struct ReportOptions {
 #if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS || defined(NSIGHTKIT_DOXYGEN)
   /**
    * @brief Parses like try_parse() but throws on a bad spec.
+   * @param spec e.g. "table,trace=out.json"
+   * @return the options.
    * @throws std::invalid_argument naming the bad item; also for a spec that turns the report off.
    */
   static ReportOptions parse(std::string_view spec);
@@ -342,14 +349,18 @@ struct ReportSnapshot {
   /// Capture-window step times over the run, in order (bounded; see StepPoint).
   std::vector<StepPoint> step_series;
 
-  /// The merged row of `path`, or nullptr.
+  /// Looks a path up among the merged rows.
+  /// @param path components joined by '/', as PathStats::path.
+  /// @return its row in `paths`, or nullptr.
   [[nodiscard]] PathStats const* find(std::string_view path) const noexcept {
     for (auto const& r : paths) {
       if (r.path == path) return &r;
     }
     return nullptr;
   }
-  /// The row of `path` of thread `thread` (OS id), or nullptr.
+  /// Looks a path up among one thread's rows.
+  /// @param path components joined by '/'. @param thread the OS thread id.
+  /// @return its row in `thread_paths`, or nullptr.
   [[nodiscard]] PathStats const* find(std::string_view path, std::uint32_t thread) const noexcept {
     for (auto const& r : thread_paths) {
       if (r.thread == thread && r.path == path) return &r;

@@ -69,14 +69,15 @@ namespace testing {
  * @brief Records the NVTX calls of this linkage unit while it is alive.
  *
  * At most one Recorder exists at a time. Events recorded before construction are not kept.
- * Thread-safe: events may arrive from any thread while the test reads them.
- *
- * @throws std::logic_error from the constructor when the injection is not installed in this
- *         binary (see the file comment), when another NVTX tool owns this process, or when
- *         another Recorder is alive.
+ * Thread-safe: events may arrive from any thread while the test reads them; every reader copies
+ * the events under the Recorder's lock.
  */
 class Recorder {
  public:
+  /// Starts recording, with no events.
+  /// @throws std::logic_error when the injection is not installed in this binary (see the file
+  ///         comment), when another NVTX tool owns this process, or when another Recorder is
+  ///         alive.
   Recorder() {
     nvtxInitialize(nullptr);  // attach the injection now, if it is there
     auto& s = detail::RecorderState::get();
@@ -101,6 +102,7 @@ class Recorder {
     s.recording.store(true, std::memory_order_release);
   }
 
+  /// Stops recording and drops the events, so that another Recorder may start.
   ~Recorder() {
     auto& s = detail::RecorderState::get();
     std::lock_guard<std::mutex> lock{s.mutex};
@@ -112,7 +114,8 @@ class Recorder {
   Recorder(Recorder const&) = delete;
   Recorder& operator=(Recorder const&) = delete;
 
-  /// True when this binary's NVTX attached the Recorder's injection.
+  /// Whether the Recorder can record in this binary (initialises NVTX first).
+  /// @return true when this binary's NVTX attached the Recorder's injection.
   [[nodiscard]] static bool installed() {
     nvtxInitialize(nullptr);
     auto& s = detail::RecorderState::get();
@@ -120,14 +123,15 @@ class Recorder {
     return s.installed;
   }
 
-  /// Every event recorded so far, in process-wide order.
+  /// Every event recorded so far. @return a copy, in process-wide order.
+  /// @throws std::bad_alloc (as every reader below) when the copy cannot be made.
   [[nodiscard]] std::vector<Event> events() const {
     auto& s = detail::RecorderState::get();
     std::lock_guard<std::mutex> lock{s.mutex};
     return s.events;
   }
 
-  /// The events of one thread, in order.
+  /// The events of one thread. @param thread the thread. @return its events, in order.
   [[nodiscard]] std::vector<Event> events(std::thread::id thread) const {
     std::vector<Event> out;
     for (auto& e : events()) {
@@ -136,7 +140,8 @@ class Recorder {
     return out;
   }
 
-  /// Range events only (push, pop, start, end, mark), all threads, in order.
+  /// Range events only. @return the push, pop, start, end and mark events of all threads, in
+  /// order.
   [[nodiscard]] std::vector<Event> range_events() const {
     std::vector<Event> out;
     for (auto& e : events()) {
@@ -145,14 +150,16 @@ class Recorder {
     return out;
   }
 
-  /// Event::describe() of every range event (push, pop, start, end, mark), in order.
+  /// Range events as text. @return Event::describe() of every range event (push, pop, start,
+  /// end, mark), in order.
   [[nodiscard]] std::vector<std::string> lines() const {
     std::vector<std::string> out;
     for (auto const& e : range_events()) out.push_back(e.describe());
     return out;
   }
 
-  /// Event::describe() of the range events of one thread, in order.
+  /// One thread's range events as text. @param thread the thread.
+  /// @return Event::describe() of its range events, in order.
   [[nodiscard]] std::vector<std::string> lines(std::thread::id thread) const {
     std::vector<std::string> out;
     for (auto const& e : events(thread)) {
@@ -161,14 +168,16 @@ class Recorder {
     return out;
   }
 
-  /// Number of recorded events of kind `k` (all threads).
+  /// Counts events of one kind. @param k the kind.
+  /// @return the number of recorded events of kind `k` (all threads).
   [[nodiscard]] std::size_t count(EventKind k) const {
     std::size_t n = 0;
     for (auto const& e : events()) n += e.kind == k ? 1 : 0;
     return n;
   }
 
-  /// Pushes without a matching pop, plus starts without a matching end, among recorded events.
+  /// Ranges left open. @return pushes without a matching pop, plus starts without a matching
+  /// end, among the recorded events.
   [[nodiscard]] std::size_t open_ranges() const {
     std::size_t pushes = 0;
     std::size_t pops = 0;

@@ -41,6 +41,7 @@ enum class EventKind {
 };
 
 /// The lowercase name of an event kind, as used by Event::describe().
+/// @param k the kind. @return its name, e.g. "push" or "register_string" ("?" out of range).
 inline char const* to_string(EventKind k) noexcept {
   switch (k) {
     case EventKind::push: return "push";
@@ -86,7 +87,10 @@ struct Event {
   std::thread::id thread{};            ///< the calling thread
   std::uint64_t sequence{0};           ///< position in the process-wide order of recorded calls
 
-  /// A one-line description: "push nsightkit forward", "pop nsightkit", "mark <global> hi".
+  /// A one-line description of the call.
+  /// @return kind, domain ("<global>" for the global domain) and message, separated by spaces:
+  ///         "push nsightkit forward", "pop nsightkit", "mark <global> hi".
+  /// @throws std::bad_alloc when the text cannot be built.
   [[nodiscard]] std::string describe() const {
     std::string s = to_string(kind);
     s += ' ';
