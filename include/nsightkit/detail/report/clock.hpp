@@ -19,14 +19,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <string_view>
 
 #if defined(__linux__) && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define NSIGHTKIT_DETAIL_REPORT_TSC 1
-#include <cpuid.h>
-#include <x86intrin.h>
+#include <cpuid.h>  // small; <x86intrin.h> (all of AVX-512's intrinsics) would cost every TU
 // 128-bit products for the fixed-point scale (a GCC/Clang extension; -Wpedantic accepts it so).
 __extension__ typedef __int128 nsightkit_detail_i128;
 __extension__ typedef unsigned __int128 nsightkit_detail_u128;
@@ -58,9 +56,9 @@ struct Tsc {
 inline void tsc_pair(std::int64_t& ns, std::uint64_t& tsc) noexcept {
   std::uint64_t best = ~std::uint64_t{0};
   for (int i = 0; i < 8; ++i) {
-    std::uint64_t const a = __rdtsc();
+    std::uint64_t const a = __builtin_ia32_rdtsc();
     std::int64_t const s = steady_now();
-    std::uint64_t const b = __rdtsc();
+    std::uint64_t const b = __builtin_ia32_rdtsc();
     if (b >= a && b - a < best) {
       best = b - a;
       ns = s;
@@ -79,12 +77,15 @@ inline void tsc_measure(Tsc& t) {
     return;
   }
   std::string source;
-  {
-    std::ifstream f{"/sys/devices/system/clocksource/clocksource0/current_clocksource"};
-    if (!(f >> source) || source != "tsc") {
-      t.why = "the kernel's clocksource is '" + source + "', not 'tsc'";
-      return;
-    }
+  if (std::FILE* f =
+          std::fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r")) {
+    char word[64] = {};
+    if (std::fscanf(f, "%63s", word) == 1) source = word;
+    std::fclose(f);
+  }
+  if (source != "tsc") {
+    t.why = "the kernel's clocksource is '" + source + "', not 'tsc'";
+    return;
   }
   std::int64_t ns0 = 0, ns1 = 0;
   std::uint64_t tsc0 = 0, tsc1 = 0;
@@ -171,7 +172,7 @@ inline std::int64_t clock_now(Tsc const& t) noexcept {
 #if NSIGHTKIT_DETAIL_REPORT_TSC
   if (t.usable) {
     // Signed: a read on another CPU just before calibration's may be a few ticks earlier.
-    auto const delta = static_cast<std::int64_t>(__rdtsc() - t.tsc0);
+    auto const delta = static_cast<std::int64_t>(__builtin_ia32_rdtsc() - t.tsc0);
     auto const scaled =
         (static_cast<nsightkit_detail_i128>(delta) * static_cast<nsightkit_detail_i128>(t.mult)) >>
         32;
