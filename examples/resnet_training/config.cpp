@@ -79,6 +79,11 @@ struct Parser {
                     &c.cudnn_benchmark, true);
     args.add_switch("no-cudnn-benchmark", "CUDA: take cuDNN's heuristic choice instead",
                     &c.cudnn_benchmark, false);
+    args.add_switch("cuda-graph",
+                    "CUDA: train eagerly, then again from the same weights and data with each\n"
+                    "training step (forward, backward, optimizer) captured once as a CUDA graph\n"
+                    "and replayed; compares the losses and prints both step times and reports",
+                    &c.cuda_graph, true);
 
     args.add_section("Input pipeline (one switch per optimisation):");
     args.add_int("workers", "N",
@@ -198,6 +203,11 @@ void resolve(Parser& p, bool (*cuda_probe)(std::string*)) {
     if (c.device == nn::Device::cpu) c.device_note = "no CUDA device: " + why;
   }
 
+  if (c.cuda_graph && c.device == nn::Device::cpu) {
+    usage_error(std::string{"--cuda-graph needs the CUDA backend (--device cuda): CUDA graphs "
+                            "replay GPU work, the CPU backend runs every step eagerly"} +
+                (c.device_note.empty() ? "" : " (" + c.device_note + ")"));
+  }
   if (c.device == nn::Device::cpu) {
     // The CPU backend reads batches straight from host memory: no page-locked memory, no copy
     // stream. Asking for them explicitly is an error; under --device auto they are ignored.
@@ -227,6 +237,12 @@ void resolve(Parser& p, bool (*cuda_probe)(std::string*)) {
     model_spec(c).validate(c.image_size);
   } catch (std::invalid_argument const& e) {
     usage_error(std::string{"--image-size: "} + e.what());
+  }
+  if (c.cuda_graph && c.warmup < 2) {
+    usage_error("--cuda-graph: --warmup " + std::to_string(c.warmup) +
+                " is too few: the CUDA graph run's first step runs eagerly (it sizes every "
+                "buffer) and its second is captured; both must come before the measured steps "
+                "(use --warmup 2 or more)");
   }
   if (c.log_every == 0) c.log_every = c.steps >= 10 ? c.steps / 10 : 1;
   if (c.batch % c.bn_groups != 0) {

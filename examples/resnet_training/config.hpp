@@ -34,6 +34,8 @@ struct Config {
   nn::Layout layout{nn::Layout::nchw};
   bool tf32{true};
   bool cudnn_benchmark{true};
+  /// CUDA: train eagerly, then again with each step replayed from a CUDA graph (train.hpp).
+  bool cuda_graph{false};
 
   // Input pipeline.
   int workers{0};
