@@ -1,6 +1,7 @@
-// Module hooks across shared libraries (DESIGN.md, "Global state in a header-only library"): a
-// plugin linked to the executable and a copy loaded with dlopen(RTLD_LOCAL), both built with
-// -fvisibility=hidden, share the executable's hook registry and per-thread module stack.
+// Module hooks across shared libraries (docs/design.md, "Process-wide state in a header-only
+// library"): a plugin linked to the executable and a copy loaded with dlopen(RTLD_LOCAL), both
+// built with -fvisibility=hidden, share the executable's hook registry and per-thread module
+// stack.
 #include <nsightkit/module.hpp>
 
 #include <catch2/catch.hpp>

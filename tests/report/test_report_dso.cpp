@@ -1,8 +1,9 @@
-// One report per process across shared libraries that embed nsightkit (DESIGN.md, "Global state in
-// a header-only library"). The host links one plugin and loads another with dlopen(RTLD_LOCAL);
-// both are built with -fvisibility=hidden. The linked plugin must share the host's report. The
-// loaded one either shares it too (GCC: unique symbols) or is detected as a second copy that stays
-// off with a message (clang) — never two reports that each silently hold half of the ranges.
+// One report per process across shared libraries that embed nsightkit (docs/design.md,
+// "Process-wide state in a header-only library"). The host links one plugin and loads another with
+// dlopen(RTLD_LOCAL); both are built with -fvisibility=hidden. The linked plugin must share the
+// host's report. The loaded one either shares it too (GCC: unique symbols) or is detected as a
+// second copy that stays off with a message (clang) — never two reports that each silently hold
+// half of the ranges.
 #include <nsightkit/report.hpp>
 
 #include <catch2/catch.hpp>
