@@ -114,6 +114,14 @@
   }                                                                                                \
   }
 
+/**
+ * @namespace nsightkit
+ * @brief Everything public in nsightkit: ranges, module hooks, the capture window, the report,
+ *        CUDA graphs, pinned memory, the prefetcher and the CUDA helpers.
+ *
+ * Users usually alias it: `namespace nsk = nsightkit;`. Enabled and disabled builds place the same
+ * names in different inline namespaces (an ABI detail that never appears in user code).
+ */
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 
 /// True when instrumentation is compiled in (no `NSIGHTKIT_DISABLE`).
