@@ -411,17 +411,21 @@ inline void reset() noexcept {
 // ---------------------------------------------------------------------------------------------
 // Writing
 
-/// Writes every output the options configure; false when one did not reach its place.
-inline bool write() noexcept {
-  State* s = state();
-  if (s == nullptr) return false;
+/// Takes over write() when set: nsightkit/mpi.hpp gathers every rank's report to rank 0 through
+/// it. `at_exit` tells the at-exit handler's call from an explicit Report::write().
+using WriteHook = bool (*)(bool at_exit) noexcept;
+NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<WriteHook> write_hook{nullptr};
+
+/// Writes every output the options configure from `snap`; with `console_table` false a table for
+/// stdout or stderr is left out (nsightkit/mpi.hpp prints the merged one instead). False when one
+/// did not reach its place.
+inline bool write_snapshot(ReportSnapshot const& snap, bool console_table) noexcept {
   NSIGHTKIT_DETAIL_TRY {
     ReportOptions const o = options();
-    ReportSnapshot const snap = snapshot();
     bool ok = true;
     std::vector<std::string> wrote;
     std::string done;
-    if (o.table == "stderr" || o.table == "stdout") {
+    if (console_table && (o.table == "stderr" || o.table == "stdout")) {
       // The program's own buffered output comes first, not cut in half by the table.
       std::fflush(stdout);
       std::FILE* f = o.table == "stderr" ? stderr : stdout;
@@ -459,9 +463,25 @@ inline bool write() noexcept {
     return ok;
   }
   NSIGHTKIT_DETAIL_CATCH(...) {
+    std::fprintf(stderr, "nsightkit report: out of memory while writing the report\n");
+  }
+  return false;
+}
+
+/// Writes every output of this process's report now; false when one did not reach its place.
+inline bool write_local() noexcept {
+  if (state() == nullptr) return false;
+  NSIGHTKIT_DETAIL_TRY { return write_snapshot(snapshot(), true); }
+  NSIGHTKIT_DETAIL_CATCH(...) {
     std::fprintf(stderr, "nsightkit report: out of memory while taking the report's snapshot\n");
   }
   return false;
+}
+
+/// Report::write(): this process's outputs, or what the write hook does instead.
+inline bool write() noexcept {
+  if (WriteHook const hook = write_hook.load(std::memory_order_acquire)) return hook(false);
+  return write_local();
 }
 
 /// Report::write_html(): the page of the data so far, to `path` (through output_path_here()).
@@ -492,7 +512,11 @@ inline void at_exit() noexcept {
     if (!s->started || !s->options.at_exit) return;
   }
   if (s->exit_written.exchange(true)) return;
-  write();
+  if (WriteHook const hook = write_hook.load(std::memory_order_acquire)) {
+    hook(true);
+  } else {
+    write_local();
+  }
   disable();  // ranges of static destructors after this point go nowhere
 }
 
