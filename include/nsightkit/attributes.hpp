@@ -79,9 +79,11 @@ class Color {
   /// The packed value. @return the color as 0xAARRGGBB.
   [[nodiscard]] constexpr std::uint32_t value() const noexcept { return argb_; }
 
-  /// Colors compare by value. @param a,b the colors. @return true when the values are equal.
+  /// Colors compare by value. @param a the first color. @param b the second.
+  /// @return true when the values are equal.
   friend constexpr bool operator==(Color a, Color b) noexcept { return a.argb_ == b.argb_; }
-  /// Colors compare by value. @param a,b the colors. @return true when the values differ.
+  /// Colors compare by value. @param a the first color. @param b the second.
+  /// @return true when the values differ.
   friend constexpr bool operator!=(Color a, Color b) noexcept { return a.argb_ != b.argb_; }
 
  private:
@@ -191,7 +193,9 @@ class Attributes {
 
   /// Several attributes in any order, each kind at most once (a kind given twice does not
   /// compile).
-  /// @param a,b,rest Color, Category or Payload values.
+  /// @param a the first attribute (a Color, Category or Payload).
+  /// @param b the second attribute.
+  /// @param rest further attributes.
   template <
       class A, class B, class... Rest,
       std::enable_if_t<

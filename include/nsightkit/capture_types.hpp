@@ -159,13 +159,13 @@ struct CaptureSchedule {
     return CaptureSchedule{p->wait, p->warmup, p->active, p->repeat, p->skip_first};
   }
 
-  /// Schedules compare field by field. @param a,b the schedules.
+  /// Schedules compare field by field. @param a the first schedule. @param b the second.
   /// @return true when every field is equal.
   friend constexpr bool operator==(CaptureSchedule const& a, CaptureSchedule const& b) noexcept {
     return a.wait == b.wait && a.warmup == b.warmup && a.active == b.active &&
            a.repeat == b.repeat && a.skip_first == b.skip_first;
   }
-  /// Schedules compare field by field. @param a,b the schedules.
+  /// Schedules compare field by field. @param a the first schedule. @param b the second.
   /// @return true when a field differs.
   friend constexpr bool operator!=(CaptureSchedule const& a, CaptureSchedule const& b) noexcept {
     return !(a == b);
@@ -180,11 +180,13 @@ enum class CaptureBackend : unsigned {
   all = 3u,            ///< both
 };
 
-/// The union of two backend sets. @param a,b the sets. @return the backends of either.
+/// The union of two backend sets. @param a the first set. @param b the second.
+/// @return the backends of either.
 constexpr CaptureBackend operator|(CaptureBackend a, CaptureBackend b) noexcept {
   return static_cast<CaptureBackend>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
 }
-/// The intersection of two backend sets. @param a,b the sets. @return the backends of both.
+/// The intersection of two backend sets. @param a the first set. @param b the second.
+/// @return the backends of both.
 constexpr CaptureBackend operator&(CaptureBackend a, CaptureBackend b) noexcept {
   return static_cast<CaptureBackend>(static_cast<unsigned>(a) & static_cast<unsigned>(b));
 }

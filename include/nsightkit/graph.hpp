@@ -173,10 +173,12 @@ class CapturedGraph {
  * may run on different threads at once.
  *
  * @code
- * nsightkit::GraphCapture capture{nsightkit::StreamView{s}, "decoder", {{}, nsightkit::GraphCheck::check}};
+ * nsightkit::GraphCapture capture{nsightkit::StreamView{s}, "decoder",
+ *                                  {{}, nsightkit::GraphCheck::check}};
  * decoder.forward(x, s);
  * auto graph = capture.end();
- * for (auto const& v : capture.violations()) std::printf("%s in %s\n", v.api.c_str(), v.module_path.c_str());
+ * for (auto const& v : capture.violations())
+ *   std::printf("%s in %s\n", v.api.c_str(), v.module_path.c_str());
  * @endcode
  */
 class GraphCapture {

@@ -560,14 +560,15 @@ class PinnedAllocator {
 };
 
 /// Allocators are equal when memory from one can be freed by the other: same pool and stream.
-/// @param a,b the allocators. @return true when both use the same pool and stream, or both go
-/// straight to cudaHostAlloc.
+/// @param a the first allocator. @param b the second.
+/// @return true when both use the same pool and stream, or both go straight to cudaHostAlloc.
 template <class T, class U>
 bool operator==(PinnedAllocator<T> const& a, PinnedAllocator<U> const& b) noexcept {
   return a.pool() == b.pool() && (a.pool() == nullptr || a.stream() == b.stream());
 }
 
-/// The negation of operator==. @param a,b the allocators. @return `!(a == b)`.
+/// The negation of operator==. @param a the first allocator. @param b the second.
+/// @return `!(a == b)`.
 template <class T, class U>
 bool operator!=(PinnedAllocator<T> const& a, PinnedAllocator<U> const& b) noexcept {
   return !(a == b);

@@ -316,7 +316,8 @@ class StreamPrefetcher {
    *
    * The iterators are copied into the prefetcher; the elements are read when the loop reaches
    * them (`depth` elements ahead of the consumer).
-   * @param first,last the elements, each read once
+   * @param first the first element (each element is read once)
+   * @param last the end of the elements
    * @param transfer queues the copies of a host batch into a slot (see PrefetchCopier)
    * @param make_slot makes the device storage of slot i
    * @param compute the stream the consumer's work runs on; must outlive the prefetcher

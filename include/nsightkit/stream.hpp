@@ -111,11 +111,12 @@ class StreamView {
 
   /// Views compare equal when they name the same handle. (The handle 0 and `cudaStreamLegacy`
   /// compare unequal although they may denote the same stream.)
-  /// @param a,b the views. @return true when the handles are equal.
+  /// @param a the first view. @param b the second. @return true when the handles are equal.
   friend constexpr bool operator==(StreamView a, StreamView b) noexcept {
     return a.stream_ == b.stream_;
   }
-  /// The negation of operator==. @param a,b the views. @return true when the handles differ.
+  /// The negation of operator==. @param a the first view. @param b the second.
+  /// @return true when the handles differ.
   friend constexpr bool operator!=(StreamView a, StreamView b) noexcept {
     return a.stream_ != b.stream_;
   }
