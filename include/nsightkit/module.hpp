@@ -456,7 +456,7 @@ inline void set_module_ranges(bool on) noexcept {
 }
 
 /// Whether module scopes push their default range. Safe from any thread.
-/// @return true unless set_module_ranges(false) was called (always false under
+/// @return true unless the last set_module_ranges() call passed false (always false under
 ///         `NSIGHTKIT_DISABLE`).
 inline bool module_ranges() noexcept {
 #if NSIGHTKIT_ENABLED
