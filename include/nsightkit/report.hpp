@@ -52,22 +52,26 @@
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/compiled.hpp>
 #include <nsightkit/detail/process.hpp>
-#include <nsightkit/detail/report/html.hpp>
-#include <nsightkit/detail/report/options.hpp>
-#include <nsightkit/detail/report/output.hpp>
+#include <nsightkit/detail/report/current_stream.hpp>
+#include <nsightkit/detail/report/entry.hpp>
 #include <nsightkit/range.hpp>
 #include <nsightkit/report_types.hpp>
 
-#if NSIGHTKIT_ENABLED
-#include <nsightkit/detail/report/gpu_events.hpp>
-#include <nsightkit/detail/report/lifecycle.hpp>
+// The engine itself: here header-only, in src/nsightkit.cpp compiled (detail/compiled.hpp). The
+// CUPTI source stays header-only in both modes.
+#if !NSIGHTKIT_DETAIL_COMPILED
+#include <nsightkit/detail/report/entry_impl.hpp>
 #endif
 #if defined(NSIGHTKIT_CUPTI) && NSIGHTKIT_CUPTI  // set by the nsightkit::cupti component
 #include <nsightkit/cupti.hpp>
 #endif
 #if NSIGHTKIT_HAS_CUDA
 #include <nsightkit/stream.hpp>
+#if NSIGHTKIT_ENABLED && defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+#include <nsightkit/detail/cuda_driver.hpp>
+#endif
 #endif
 
 #include <cstddef>
@@ -86,7 +90,7 @@ inline std::optional<ReportOptions> ReportOptions::try_parse(std::string_view sp
   bool on = false;
   std::string why;
   if (error != nullptr) error->clear();
-  if (!detail::report::parse_report_spec(spec, o, on, why)) {
+  if (!detail::report::entry::parse(spec, o, on, why)) {
     if (error != nullptr) *error = why;
     return std::nullopt;
   }
@@ -146,7 +150,7 @@ class Report {
    */
   static bool enable(ReportOptions const& options = ReportOptions{}) noexcept {
 #if NSIGHTKIT_ENABLED
-    return detail::report::enable(options);
+    return detail::report::entry::enable(options);
 #else
     (void)options;
     return false;
@@ -161,7 +165,7 @@ class Report {
    */
   static bool enable_from_environment() noexcept {
 #if NSIGHTKIT_ENABLED
-    return detail::report::enable_from_environment();
+    return detail::report::entry::enable_from_environment();
 #else
     return false;
 #endif
@@ -170,7 +174,7 @@ class Report {
   /// Stops recording. Collected data is kept; ranges open now lose their end.
   static void disable() noexcept {
 #if NSIGHTKIT_ENABLED
-    detail::report::disable();
+    detail::report::entry::disable();
 #endif
   }
 
@@ -178,7 +182,7 @@ class Report {
   /// under `NSIGHTKIT_DISABLE`).
   [[nodiscard]] static bool is_enabled() noexcept {
 #if NSIGHTKIT_ENABLED
-    return detail::report::is_enabled();
+    return detail::report::entry::is_enabled();
 #else
     return false;
 #endif
@@ -188,7 +192,7 @@ class Report {
   /// moment are forgotten.
   static void reset() noexcept {
 #if NSIGHTKIT_ENABLED
-    detail::report::reset();
+    detail::report::entry::reset();
 #endif
   }
 
@@ -196,7 +200,7 @@ class Report {
   /// @throws std::bad_alloc when the copy cannot be made.
   [[nodiscard]] static ReportOptions options() {
 #if NSIGHTKIT_ENABLED
-    return detail::report::options();
+    return detail::report::entry::options();
 #else
     return ReportOptions{};
 #endif
@@ -212,7 +216,7 @@ class Report {
    */
   [[nodiscard]] static ReportSnapshot snapshot() {
 #if NSIGHTKIT_ENABLED
-    return detail::report::snapshot();
+    return detail::report::entry::snapshot();
 #else
     return ReportSnapshot{};
 #endif
@@ -227,21 +231,21 @@ class Report {
    */
   [[nodiscard]] static std::string format_table(ReportSnapshot const& snapshot,
                                                 bool per_thread = false) {
-    return detail::report::format_table(snapshot, per_thread);
+    return detail::report::entry::format_table(snapshot, per_thread);
   }
 
   /// The summary of a snapshot as JSON. @param snapshot from snapshot()
   /// @return the JSON document (format "nsightkit-report", version 1; see docs/report.md).
   /// @throws std::bad_alloc when the text cannot be built.
   [[nodiscard]] static std::string summary_json(ReportSnapshot const& snapshot) {
-    return detail::report::summary_json(snapshot);
+    return detail::report::entry::summary_json(snapshot);
   }
 
   /// The summary of a snapshot as CSV. @param snapshot from snapshot()
   /// @return a header line, then one row per path (scope "all") and per thread and path.
   /// @throws std::bad_alloc when the text cannot be built.
   [[nodiscard]] static std::string summary_csv(ReportSnapshot const& snapshot) {
-    return detail::report::summary_csv(snapshot);
+    return detail::report::entry::summary_csv(snapshot);
   }
 
   /**
@@ -253,7 +257,7 @@ class Report {
    */
   [[nodiscard]] static std::string trace_json() {
 #if NSIGHTKIT_ENABLED
-    return detail::report::trace_json();
+    return detail::report::entry::trace_json();
 #else
     return "{\"traceEvents\":[]}\n";
 #endif
@@ -272,7 +276,7 @@ class Report {
    * @throws std::bad_alloc when the text cannot be built.
    */
   [[nodiscard]] static std::string html_page(ReportSnapshot const& snapshot) {
-    return detail::report::html_page(snapshot);
+    return detail::report::entry::html_page(snapshot);
   }
 
   /**
@@ -285,7 +289,7 @@ class Report {
    */
   static bool write_html(std::string const& path) noexcept {
 #if NSIGHTKIT_ENABLED
-    return detail::report::write_html_file(path);
+    return detail::report::entry::write_html(path);
 #else
     (void)path;
     return false;
@@ -301,7 +305,7 @@ class Report {
    */
   static bool write() noexcept {
 #if NSIGHTKIT_ENABLED
-    return detail::report::write();
+    return detail::report::entry::write();
 #else
     return false;
 #endif
@@ -321,7 +325,7 @@ class Report {
   /// @param path a file name as given in the options. @return the name written.
   /// @throws std::bad_alloc when the name cannot be built.
   [[nodiscard]] static std::string output_path(std::string const& path) {
-    return detail::report::output_path_here(path);
+    return detail::report::entry::output_path(path);
   }
 };
 
@@ -359,7 +363,7 @@ class CurrentStream {
     if (s == nullptr) s = detail::cuda_driver::per_thread_stream();  // what 0 means in this TU
 #endif
     detail::report::current_gpu =
-        detail::report::GpuContext{s, &detail::report::driver_event_api()};
+        detail::report::GpuContext{s, detail::report::entry::driver_events()};
 #else
     (void)stream;
 #endif
@@ -459,7 +463,7 @@ using GpuRange = GpuRangeIn<DefaultDomain>;
 #if NSIGHTKIT_ENABLED && !defined(NSIGHTKIT_REPORT_NO_AUTOSTART)
 namespace detail {
 // Reads NSIGHTKIT_REPORT once per process during static initialisation (see the file comment).
-NSIGHTKIT_DETAIL_VISIBLE inline bool const report_autostarted = report::autostart();
+NSIGHTKIT_DETAIL_VISIBLE inline bool const report_autostarted = report::entry::autostart();
 }  // namespace detail
 #endif
 

@@ -17,6 +17,7 @@
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/compiled.hpp>
 
 #include <fmt/format.h>
 
@@ -129,12 +130,27 @@ inline Emitted emit_dynamic(Attributes const& a, char const* text, std::size_t l
   return emit<D, op>(a, text, len, [] { return nvtxStringHandle_t{nullptr}; });
 }
 
+#if NSIGHTKIT_DETAIL_COMPILED
+/// Appends `f` formatted with `args` to `buf`; throws what the formatter throws. Defined once, in
+/// src/nsightkit.cpp: a formatted name then instantiates none of {fmt}'s formatting engine where
+/// it is written (detail/compiled.hpp).
+NSIGHTKIT_DETAIL_VISIBLE void vformat_name(fmt::memory_buffer& buf, fmt::string_view f,
+                                           fmt::format_args args);
+#else
+/// Appends `f` formatted with `args` to `buf`; throws what the formatter throws. A template only
+/// so that a translation unit that formats no name instantiates none of {fmt}'s engine.
+template <class Buffer>
+inline void vformat_name(Buffer& buf, fmt::string_view f, fmt::format_args args) {
+  fmt::vformat_to(fmt::appender(buf), f, args);
+}
+#endif
+
 /// Formats into `buf` (NUL-terminated). A failing formatter yields a placeholder name instead of
 /// an exception: instrumentation never throws.
 template <class... Args>
 inline void format_name(fmt::memory_buffer& buf, fmt::string_view f, Args&... args) noexcept {
   NSIGHTKIT_DETAIL_TRY {
-    fmt::vformat_to(fmt::appender(buf), f, fmt::make_format_args(args...));
+    vformat_name(buf, f, fmt::make_format_args(args...));
     buf.push_back('\0');
   }
   NSIGHTKIT_DETAIL_CATCH(...) {

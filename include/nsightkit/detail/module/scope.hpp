@@ -72,7 +72,7 @@ NSIGHTKIT_DETAIL_NOINLINE inline Name format_name(char (&inline_text)[name_inlin
   Name const placeholder{failed, sizeof failed - 1, nullptr};
   NSIGHTKIT_DETAIL_TRY {
     fmt::memory_buffer buf;  // on this cold path's stack: long names are formatted only once
-    fmt::vformat_to(fmt::appender(buf), format, fmt::make_format_args(args...));
+    vformat_name(buf, format, fmt::make_format_args(args...));
     char* text = inline_text;
     char* owned = nullptr;
     if (buf.size() >= name_inline) {

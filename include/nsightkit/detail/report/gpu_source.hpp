@@ -19,6 +19,7 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/report/current_stream.hpp>
 #include <nsightkit/detail/report/gpu_work.hpp>
 #include <nsightkit/report_types.hpp>
 
@@ -35,17 +36,6 @@ namespace detail::report {
 struct State;
 struct ThreadData;
 struct Frame;
-struct EventApi;
-
-/// The calling thread's current stream for GPU timing (CurrentStream, GpuRange). `events` are the
-/// functions an event-based source times it with; null when no stream is current.
-struct GpuContext {
-  void* stream{nullptr};
-  EventApi const* events{nullptr};
-};
-
-/// One per thread; default visibility, so every library embedding nsightkit shares it.
-NSIGHTKIT_DETAIL_VISIBLE inline thread_local GpuContext current_gpu{};
 
 /// A source's data for one recording thread, owned by the thread's ThreadData in the source's
 /// slot (ThreadData::gpu[slot]); the source creates it on the thread's first range it sees.

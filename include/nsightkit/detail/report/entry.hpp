@@ -1,0 +1,63 @@
+// Internal: the report's entry points — every call the public Report, ReportOptions and
+// CurrentStream make into the report engine, and the start-up read of NSIGHTKIT_REPORT.
+//
+// Header-only, they are inline and <nsightkit/report.hpp> includes their definitions
+// (entry_impl.hpp, which brings the whole engine). In the compiled mode (NSIGHTKIT_COMPILED, see
+// detail/compiled.hpp) this header only declares them and src/nsightkit.cpp defines them once, so
+// a translation unit that includes report.hpp neither parses the engine nor generates its code.
+#pragma once
+
+#include <nsightkit/config.hpp>
+#include <nsightkit/detail/compiled.hpp>
+#include <nsightkit/detail/report/current_stream.hpp>
+#include <nsightkit/report_types.hpp>
+
+#include <string>
+#include <string_view>
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+namespace detail::report::entry {
+
+/// parse_report_spec(): the NSIGHTKIT_REPORT grammar (ReportOptions::try_parse and parse).
+NSIGHTKIT_DETAIL_ENTRY bool parse(std::string_view spec, ReportOptions& out, bool& on,
+                                  std::string& why);
+/// The table of `snapshot` as text (Report::format_table).
+NSIGHTKIT_DETAIL_ENTRY std::string format_table(ReportSnapshot const& snapshot, bool per_thread);
+/// The summary of `snapshot` as JSON (Report::summary_json).
+NSIGHTKIT_DETAIL_ENTRY std::string summary_json(ReportSnapshot const& snapshot);
+/// The summary of `snapshot` as CSV (Report::summary_csv).
+NSIGHTKIT_DETAIL_ENTRY std::string summary_csv(ReportSnapshot const& snapshot);
+/// The HTML page of `snapshot` (Report::html_page).
+NSIGHTKIT_DETAIL_ENTRY std::string html_page(ReportSnapshot const& snapshot);
+/// The file name the report writes for `path` (Report::output_path).
+NSIGHTKIT_DETAIL_ENTRY std::string output_path(std::string const& path);
+
+#if NSIGHTKIT_ENABLED
+/// Report::enable().
+NSIGHTKIT_DETAIL_ENTRY bool enable(ReportOptions const& options) noexcept;
+/// Report::enable_from_environment().
+NSIGHTKIT_DETAIL_ENTRY bool enable_from_environment() noexcept;
+/// Reads NSIGHTKIT_REPORT once per process: the static initialiser of report.hpp.
+NSIGHTKIT_DETAIL_ENTRY bool autostart() noexcept;
+/// Report::disable().
+NSIGHTKIT_DETAIL_ENTRY void disable() noexcept;
+/// Report::is_enabled().
+NSIGHTKIT_DETAIL_ENTRY bool is_enabled() noexcept;
+/// Report::reset().
+NSIGHTKIT_DETAIL_ENTRY void reset() noexcept;
+/// Report::options().
+NSIGHTKIT_DETAIL_ENTRY ReportOptions options();
+/// Report::snapshot().
+NSIGHTKIT_DETAIL_ENTRY ReportSnapshot snapshot();
+/// Report::trace_json().
+NSIGHTKIT_DETAIL_ENTRY std::string trace_json();
+/// Report::write_html().
+NSIGHTKIT_DETAIL_ENTRY bool write_html(std::string const& path) noexcept;
+/// Report::write().
+NSIGHTKIT_DETAIL_ENTRY bool write() noexcept;
+/// The CUDA driver's event functions, which CurrentStream hands to the events GPU source.
+NSIGHTKIT_DETAIL_ENTRY EventApi const* driver_events() noexcept;
+#endif
+
+}  // namespace detail::report::entry
+NSIGHTKIT_DETAIL_END_NAMESPACE

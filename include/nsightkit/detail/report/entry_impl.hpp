@@ -1,0 +1,84 @@
+// Internal: the definitions of the report's entry points (entry.hpp) over the report engine.
+// Included by <nsightkit/report.hpp> in the header-only mode, by src/nsightkit.cpp in the compiled
+// mode (NSIGHTKIT_COMPILED), where they are defined once for the program.
+#pragma once
+
+#include <nsightkit/config.hpp>
+#include <nsightkit/detail/report/entry.hpp>
+#include <nsightkit/detail/report/html.hpp>
+#include <nsightkit/detail/report/options.hpp>
+#include <nsightkit/detail/report/output.hpp>
+#include <nsightkit/report_types.hpp>
+
+#if NSIGHTKIT_ENABLED
+#include <nsightkit/detail/report/gpu_events.hpp>
+#include <nsightkit/detail/report/lifecycle.hpp>
+#include <nsightkit/detail/report/snapshot.hpp>
+#include <nsightkit/detail/report/trace_json.hpp>
+#endif
+
+#include <string>
+#include <string_view>
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+namespace detail::report::entry {
+
+NSIGHTKIT_DETAIL_ENTRY bool parse(std::string_view spec, ReportOptions& out, bool& on,
+                                  std::string& why) {
+  return parse_report_spec(spec, out, on, why);
+}
+
+NSIGHTKIT_DETAIL_ENTRY std::string format_table(ReportSnapshot const& snapshot, bool per_thread) {
+  return report::format_table(snapshot, per_thread);
+}
+
+NSIGHTKIT_DETAIL_ENTRY std::string summary_json(ReportSnapshot const& snapshot) {
+  return report::summary_json(snapshot);
+}
+
+NSIGHTKIT_DETAIL_ENTRY std::string summary_csv(ReportSnapshot const& snapshot) {
+  return report::summary_csv(snapshot);
+}
+
+NSIGHTKIT_DETAIL_ENTRY std::string html_page(ReportSnapshot const& snapshot) {
+  return report::html_page(snapshot);
+}
+
+NSIGHTKIT_DETAIL_ENTRY std::string output_path(std::string const& path) {
+  return output_path_here(path);
+}
+
+#if NSIGHTKIT_ENABLED
+NSIGHTKIT_DETAIL_ENTRY bool enable(ReportOptions const& options) noexcept {
+  return report::enable(options);
+}
+
+NSIGHTKIT_DETAIL_ENTRY bool enable_from_environment() noexcept {
+  return report::enable_from_environment();
+}
+
+NSIGHTKIT_DETAIL_ENTRY bool autostart() noexcept { return report::autostart(); }
+
+NSIGHTKIT_DETAIL_ENTRY void disable() noexcept { report::disable(); }
+
+NSIGHTKIT_DETAIL_ENTRY bool is_enabled() noexcept { return report::is_enabled(); }
+
+NSIGHTKIT_DETAIL_ENTRY void reset() noexcept { report::reset(); }
+
+NSIGHTKIT_DETAIL_ENTRY ReportOptions options() { return report::options(); }
+
+NSIGHTKIT_DETAIL_ENTRY ReportSnapshot snapshot() { return report::snapshot(); }
+
+NSIGHTKIT_DETAIL_ENTRY std::string trace_json() { return report::trace_json(); }
+
+NSIGHTKIT_DETAIL_ENTRY bool write_html(std::string const& path) noexcept {
+  return write_html_file(path);
+}
+
+NSIGHTKIT_DETAIL_ENTRY bool write() noexcept { return report::write(); }
+
+NSIGHTKIT_DETAIL_ENTRY EventApi const* driver_events() noexcept { return &driver_event_api(); }
+#endif
+
+}  // namespace detail::report::entry
+NSIGHTKIT_DETAIL_END_NAMESPACE

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Checks what nsightkit's code generation left in object files (tests/compiled/compiled.cmake).
+
+  check_compiled_objects.py NM --compiled OBJ...   each object defines none of the report engine's
+                                                   functions and none of {fmt}'s formatting engine;
+                                                   together they call the compiled entry points
+  check_compiled_objects.py NM --header-only OBJ   the object does define the report engine (the
+                                                   header-only mode; proves the check can fail)
+"""
+import subprocess
+import sys
+
+# A function of the report engine (detail::report, the entry points aside), or {fmt}'s engine.
+ENGINE = ("::detail::report::",)
+FMT_ENGINE = ("fmt::v", "::detail::vformat_to")
+
+
+def symbols(nm, obj):
+    out = subprocess.run([nm, "-C", obj], capture_output=True, text=True, check=True).stdout
+    defined, undefined = [], []
+    for line in out.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("U "):  # no address; the demangled name may hold spaces
+            undefined.append(stripped[2:])
+            continue
+        parts = line.split(None, 2)
+        if len(parts) == 3 and parts[1] in "TtWw":
+            defined.append(parts[2])
+    return defined, undefined
+
+
+def engine_functions(defined):
+    found = [s for s in defined if ENGINE[0] in s and "::detail::report::entry::" not in s]
+    found += [s for s in defined if s.startswith(FMT_ENGINE[0]) and FMT_ENGINE[1] in s]
+    return found
+
+
+def main():
+    if len(sys.argv) < 4 or sys.argv[2] not in ("--compiled", "--header-only"):
+        sys.exit(__doc__)
+    nm, mode, objects = sys.argv[1], sys.argv[2], sys.argv[3:]
+    ok = True
+    calls = set()
+    for obj in objects:
+        defined, undefined = symbols(nm, obj)
+        found = engine_functions(defined)
+        calls.update(s for s in undefined if "::detail::report::entry::" in s or "::detail::vformat_name(" in s)
+        if mode == "--compiled" and found:
+            ok = False
+            print(f"FAIL: {obj} defines {len(found)} engine functions, e.g.:")
+            for s in found[:10]:
+                print(f"  {s}")
+        if mode == "--header-only" and not found:
+            ok = False
+            print(f"FAIL: {obj} defines no report engine function (is it header-only?)")
+        if mode == "--header-only" and found:
+            print(f"{obj}: {len(found)} engine functions, as expected header-only")
+    if mode == "--compiled":
+        for needed in ("detail::report::entry::autostart()", "detail::vformat_name("):
+            if not any(needed in s for s in calls):
+                ok = False
+                print(f"FAIL: no object calls the compiled {needed}")
+        print("calls into the compiled part:", *sorted(calls), sep="\n  ")
+    print("ok" if ok else "FAILED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

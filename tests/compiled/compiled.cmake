@@ -1,0 +1,43 @@
+# nsightkit's compiled mode (NSIGHTKIT_COMPILED, docs/compile-cost.md): a program of two translation
+# units linked with nsightkit::compiled (src/nsightkit.cpp). Checked: the report enabled in-process
+# (snapshot, every output, the grammar's errors), the report started by NSIGHTKIT_REPORT at
+# start-up and written at exit, formatted range and module names, and that the program's own
+# objects hold none of the report engine's or {fmt}'s formatting code (while the same translation
+# unit header-only does).
+if(NOT TARGET nsightkit::compiled)
+  include(${PROJECT_SOURCE_DIR}/cmake/nsightkitCompiled.cmake)
+endif()
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+
+add_library(compiled_demo_objects OBJECT compiled/compiled_main.cpp compiled/compiled_work.cpp)
+target_link_libraries(compiled_demo_objects PRIVATE nsightkit::compiled nsightkit_warnings)
+add_executable(compiled_demo $<TARGET_OBJECTS:compiled_demo_objects>)
+target_link_libraries(compiled_demo PRIVATE nsightkit::compiled)
+
+add_test(NAME compiled_api COMMAND compiled_demo api)
+set_tests_properties(compiled_api PROPERTIES LABELS cpu PASS_REGULAR_EXPRESSION "^ok\n$"
+  ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD};NSIGHTKIT_REPORT=unset:")
+
+if(NSIGHTKIT_DISABLE)
+  set(_nsk_compiled_mode disabled)
+else()
+  set(_nsk_compiled_mode enabled)
+endif()
+add_test(NAME compiled_env
+  COMMAND ${CMAKE_COMMAND} -DDEMO=$<TARGET_FILE:compiled_demo> -DDIR=${CMAKE_CURRENT_BINARY_DIR}/compiled_env
+          -DMODE=${_nsk_compiled_mode} -P ${CMAKE_CURRENT_SOURCE_DIR}/compiled/run_compiled_env.cmake)
+set_tests_properties(compiled_env PROPERTIES LABELS cpu ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
+
+if(NOT NSIGHTKIT_DISABLE AND CMAKE_NM)
+  # The same umbrella translation unit header-only: the check must find the engine there.
+  add_library(compiled_header_only_object OBJECT compiled/compiled_main.cpp)
+  target_link_libraries(compiled_header_only_object PRIVATE nsightkit::nsightkit nsightkit_warnings)
+  add_test(NAME compiled_objects
+    COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/compiled/check_compiled_objects.py
+            ${CMAKE_NM} --compiled $<TARGET_OBJECTS:compiled_demo_objects>
+    COMMAND_EXPAND_LISTS)
+  add_test(NAME compiled_objects_header_only
+    COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/compiled/check_compiled_objects.py
+            ${CMAKE_NM} --header-only $<TARGET_OBJECTS:compiled_header_only_object>)
+  set_tests_properties(compiled_objects compiled_objects_header_only PROPERTIES LABELS cpu)
+endif()
