@@ -19,6 +19,7 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/report/gpu_accounting.hpp>
 #include <nsightkit/detail/report/gpu_source.hpp>
 #include <nsightkit/detail/report/gpu_work.hpp>
 #include <nsightkit/detail/report/record.hpp>
@@ -59,27 +60,6 @@ inline std::string demangle(char const* name) {
 #endif
   return name;
 }
-
-/// The attribution's data for one recording thread.
-struct AttributionThread final : ThreadGpu {
-  struct Open {
-    std::uint32_t node;
-    std::uint32_t seq_begin;
-  };
-  struct Instance {
-    std::uint32_t node;
-    std::uint32_t seq_begin;
-    std::uint32_t seq_end;
-  };
-  std::vector<Open> open;        // under the thread's lock; the launch callback reads it on the
-                                 // owning thread (which alone writes it)
-  std::vector<Instance> closed;  // ranges that ended having launched work; under the lock
-  std::atomic<std::uint32_t> seq{0};         // launches noted on this thread; the owner writes it
-  std::uint32_t index{0};                    // ThreadData::index
-  std::uint64_t const* generation{nullptr};  // ThreadData::stack_generation (owner-only)
-  ThreadData const* td{nullptr};             // for the names of open ranges (owner-only reads)
-  int capture_base{-1};  // open ranges when this thread's stream capture began, or -1
-};
 
 /// Where a thread's launch callback finds its thread's data (set by its first range).
 struct LaunchCursor {
@@ -305,17 +285,6 @@ class AttributionSource : public GpuSource {
   std::atomic<bool> stopped_{false};
 
  private:
-  struct Parked {
-    GpuActivity a;
-    Launch l;
-    std::uint32_t replay{no_node};  // a graph node's work: the id of its captured relative path
-    std::uint32_t target{no_node};  // ... and the node of the replaying thread it belongs to
-  };
-  struct Component {
-    std::string domain;
-    std::string name;
-  };
-
   static int& pending_capture_base() noexcept {
     thread_local int base = -1;
     return base;
@@ -337,42 +306,6 @@ class AttributionSource : public GpuSource {
     path_ids_.emplace(std::move(key), id);
     return id;
   }
-  struct Partial {
-    GpuWork work;
-    std::int64_t first{0}, last{0};
-    std::int64_t frontier{INT64_MIN}, self_frontier{INT64_MIN};
-    bool any{false};
-    std::vector<std::pair<std::int64_t, std::int64_t>> intervals, self_intervals;  // replays
-  };
-  struct ThreadWork {
-    std::uint64_t generation{0};
-    std::vector<Parked> parked;
-    std::vector<GpuWork> nodes;
-    std::map<std::pair<std::uint32_t, std::uint32_t>, Partial> partials;  // (node, seq_begin)
-    std::vector<AttributionThread::Instance> deferred;                    // ended, not yet settled
-    std::uint32_t arrived{0};  // 1 + highest launch sequence number whose work arrived
-  };
-  struct Totals {
-    std::uint64_t kernels{0}, copies{0};
-    std::int64_t busy{0}, first{0}, last{0}, frontier{INT64_MIN};
-    bool any{false};
-    std::vector<std::pair<std::int64_t, std::int64_t>> pending;
-    // Devices only: kernels, copies and their union apart, for copy/compute overlap.
-    struct Union {
-      std::int64_t busy{0}, frontier{INT64_MIN};
-      std::vector<std::pair<std::int64_t, std::int64_t>> pending;
-      void settle() {
-        busy += union_length(pending, frontier);
-        pending.clear();
-      }
-    } kernel, copy, kernel_or_copy;
-  };
-  struct Allocation {
-    std::uint32_t thread, node;
-    std::uint64_t generation;
-    std::uint64_t bytes;
-  };
-
   static AttributionThread& data(ThreadData& td) {
     auto& slot = td.gpu[cupti_slot];
     if (slot == nullptr) {
@@ -401,22 +334,6 @@ class AttributionSource : public GpuSource {
       if (p.l.generation == static_cast<std::uint32_t>(generation)) tw.parked.push_back(p);
     }
     parked_ -= parked.size() - tw.parked.size();
-  }
-
-  static GpuWork& node_work(ThreadWork& tw, std::uint32_t node) {
-    if (tw.nodes.size() <= node) tw.nodes.resize(std::size_t{node} + 1);
-    return tw.nodes[node];
-  }
-
-  static void total(Totals& t, GpuActivity const& a, bool device) {
-    (a.kind == GpuActivity::Kind::kernel ? t.kernels : t.copies) += 1;
-    t.first = t.any ? std::min(t.first, a.start) : a.start;
-    t.last = t.any ? std::max(t.last, a.end) : a.end;
-    t.any = true;
-    t.pending.emplace_back(a.start, a.end);
-    if (!device || a.kind == GpuActivity::Kind::memset) return;
-    (a.kind == GpuActivity::Kind::kernel ? t.kernel : t.copy).pending.emplace_back(a.start, a.end);
-    t.kernel_or_copy.pending.emplace_back(a.start, a.end);
   }
 
   /// One activity, under mutex_.
@@ -475,106 +392,7 @@ class AttributionSource : public GpuSource {
     w.live_bytes -= std::min(w.live_bytes, al.bytes);
   }
 
-  /// Adds the parked work [lo, hi) (sorted by seq) to the call of `node` that began at
-  /// `seq_begin`; `final` when the call has ended.
-  void account(ThreadWork& tw, std::uint32_t node, std::uint32_t seq_begin, Parked const* lo,
-               Parked const* hi, bool final, std::vector<std::uint8_t>& own, Parked const* base) {
-    auto const key = std::make_pair(node, seq_begin);
-    auto found = tw.partials.find(key);
-    if (lo == hi && found == tw.partials.end()) return;
-    Partial& p = found != tw.partials.end() ? found->second : tw.partials[key];
-    std::vector<std::pair<std::int64_t, std::int64_t>> all, self;
-    for (Parked const* r = lo; r != hi; ++r) {
-      GpuActivity const& a = r->a;
-      bool const mine = r->l.node == node;
-      if (mine) own[static_cast<std::size_t>(r - base)] = 1;
-      p.first = p.any ? std::min(p.first, a.start) : a.start;
-      p.last = p.any ? std::max(p.last, a.end) : a.end;
-      p.any = true;
-      all.emplace_back(a.start, a.end);
-      if (mine) self.emplace_back(a.start, a.end);
-      GpuWork& w = p.work;
-      if (a.kind == GpuActivity::Kind::kernel) {
-        ++w.kernels;
-        if (mine) ++w.self_kernels;
-        w.kernel_ns += a.end - a.start;
-        w.add_kernel(a.name, a.end - a.start);
-      } else if (a.kind == GpuActivity::Kind::memcpy) {
-        w.copies[static_cast<int>(a.copy)].add(a);
-      } else {
-        w.memsets.add(a);
-      }
-      w.latency.add(std::max<std::int64_t>(0, a.start - r->l.entered), 1024);
-      w.add_stream(a.device, a.stream);
-      if (a.legacy && mine) ++w.legacy;
-    }
-    p.work.busy_ns += union_length(all, p.frontier);
-    p.work.self_busy_ns += union_length(self, p.self_frontier);
-    if (!final) return;
-    GpuWork& w = node_work(tw, node);
-    if (p.any) {
-      p.work.span_ns = p.last - p.first;
-      p.work.calls = 1;
-    }
-    w.merge(p.work);
-    tw.partials.erase(key);
-  }
-
   /// Settles one thread: the ended ranges whose work may be complete, and the part of open ones.
-  struct Slice {
-    std::int64_t start, dur, launched;
-    std::uint32_t node, device, stream, correlation;
-  };
-
-  /// Replayed graph work: per replay (one graph launch), the union of the intervals of each
-  /// captured path and of every ancestor, as one call of each. Under mutex_.
-  void account_replays(ThreadWork& tw, std::vector<Parked> const& replayed,
-                       std::vector<std::uint32_t> const& parents, std::vector<Slice>& slices) {
-    if (replayed.empty()) return;
-    std::map<std::uint32_t, std::vector<Parked const*>> by_launch;
-    for (Parked const& p : replayed) by_launch[p.a.correlation].push_back(&p);
-    for (auto const& [correlation, records] : by_launch) {
-      (void)correlation;
-      std::map<std::uint32_t, Partial> calls;  // node -> this replay's part
-      for (Parked const* r : records) {
-        GpuActivity const& a = r->a;
-        slices.push_back(
-            Slice{a.start, a.end - a.start, r->l.entered, r->target, a.device, a.stream, 0});
-        for (std::uint32_t n = r->target; n != no_node;
-             n = n < parents.size() ? parents[n] : no_node) {
-          Partial& c = calls[n];
-          bool const mine = n == r->target;
-          c.first = c.any ? std::min(c.first, a.start) : a.start;
-          c.last = c.any ? std::max(c.last, a.end) : a.end;
-          c.any = true;
-          GpuWork& w = c.work;
-          if (a.kind == GpuActivity::Kind::kernel) {
-            ++w.kernels;
-            if (mine) ++w.self_kernels;
-            w.kernel_ns += a.end - a.start;
-            w.add_kernel(a.name, a.end - a.start);
-          } else if (a.kind == GpuActivity::Kind::memcpy) {
-            w.copies[static_cast<int>(a.copy)].add(a);
-          } else {
-            w.memsets.add(a);
-          }
-          w.latency.add(std::max<std::int64_t>(0, a.start - r->l.entered), 1024);
-          w.add_stream(a.device, a.stream);
-          c.intervals.emplace_back(a.start, a.end);
-          if (mine) c.self_intervals.emplace_back(a.start, a.end);
-        }
-      }
-      for (auto& [node, c] : calls) {
-        std::int64_t frontier = INT64_MIN, self_frontier = INT64_MIN;
-        c.work.busy_ns = union_length(c.intervals, frontier);
-        c.work.self_busy_ns = union_length(c.self_intervals, self_frontier);
-        c.work.span_ns = c.last - c.first;
-        c.work.calls = 1;
-        node_work(tw, node).merge(c.work);
-      }
-    }
-  }
-
   void settle(State& s, ThreadData& td, bool everything, std::vector<Slice>& slices) {
     std::vector<AttributionThread::Instance> closed;
     std::vector<AttributionThread::Open> open;

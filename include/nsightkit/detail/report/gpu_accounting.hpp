@@ -1,0 +1,215 @@
+// Internal: the GPU attribution's accounting (gpu_attribution.hpp holds the source that feeds
+// it). Activities wait, parked with their launch, in the launching thread's ThreadWork until they
+// are settled; a settled run [seq_begin, seq_end) of a thread's launch sequence becomes the GPU
+// work of one call of a path (account), a replayed graph's work one call of each captured path
+// (account_replays); device and stream totals keep the union of their busy intervals (Totals).
+// Plain data and functions over it: the caller holds the source's mutex.
+#pragma once
+
+#include <nsightkit/config.hpp>
+#include <nsightkit/detail/report/gpu_source.hpp>
+#include <nsightkit/detail/report/gpu_work.hpp>
+#include <nsightkit/detail/report/state.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+namespace detail::report {
+
+/// The attribution's data for one recording thread.
+struct AttributionThread final : ThreadGpu {
+  struct Open {
+    std::uint32_t node;
+    std::uint32_t seq_begin;
+  };
+  struct Instance {
+    std::uint32_t node;
+    std::uint32_t seq_begin;
+    std::uint32_t seq_end;
+  };
+  std::vector<Open> open;        // under the thread's lock; the launch callback reads it on the
+                                 // owning thread (which alone writes it)
+  std::vector<Instance> closed;  // ranges that ended having launched work; under the lock
+  std::atomic<std::uint32_t> seq{0};         // launches noted on this thread; the owner writes it
+  std::uint32_t index{0};                    // ThreadData::index
+  std::uint64_t const* generation{nullptr};  // ThreadData::stack_generation (owner-only)
+  ThreadData const* td{nullptr};             // for the names of open ranges (owner-only reads)
+  int capture_base{-1};  // open ranges when this thread's stream capture began, or -1
+};
+
+/// An activity waiting, with its launch, to be settled.
+struct Parked {
+  GpuActivity a;
+  Launch l;
+  std::uint32_t replay{no_node};  // a graph node's work: the id of its captured relative path
+  std::uint32_t target{no_node};  // ... and the node of the replaying thread it belongs to
+};
+/// One component of a captured graph's relative path.
+struct Component {
+  std::string domain;
+  std::string name;
+};
+
+/// The part of one call's GPU work settled so far.
+struct Partial {
+  GpuWork work;
+  std::int64_t first{0}, last{0};
+  std::int64_t frontier{INT64_MIN}, self_frontier{INT64_MIN};
+  bool any{false};
+  std::vector<std::pair<std::int64_t, std::int64_t>> intervals, self_intervals;  // replays
+};
+
+/// One recording thread's books.
+struct ThreadWork {
+  std::uint64_t generation{0};
+  std::vector<Parked> parked;
+  std::vector<GpuWork> nodes;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, Partial> partials;  // (node, seq_begin)
+  std::vector<AttributionThread::Instance> deferred;                    // ended, not yet settled
+  std::uint32_t arrived{0};  // 1 + highest launch sequence number whose work arrived
+};
+
+/// A device's or a stream's totals.
+struct Totals {
+  std::uint64_t kernels{0}, copies{0};
+  std::int64_t busy{0}, first{0}, last{0}, frontier{INT64_MIN};
+  bool any{false};
+  std::vector<std::pair<std::int64_t, std::int64_t>> pending;
+  // Devices only: kernels, copies and their union apart, for copy/compute overlap.
+  struct Union {
+    std::int64_t busy{0}, frontier{INT64_MIN};
+    std::vector<std::pair<std::int64_t, std::int64_t>> pending;
+    void settle() {
+      busy += union_length(pending, frontier);
+      pending.clear();
+    }
+  } kernel, copy, kernel_or_copy;
+};
+
+/// Where a live device allocation was attributed.
+struct Allocation {
+  std::uint32_t thread, node;
+  std::uint64_t generation;
+  std::uint64_t bytes;
+};
+
+/// One GPU activity as a slice of the trace, on the track of its device and stream.
+struct Slice {
+  std::int64_t start, dur, launched;
+  std::uint32_t node, device, stream, correlation;
+};
+
+/// The settled work of `node` on the thread.
+inline GpuWork& node_work(ThreadWork& tw, std::uint32_t node) {
+  if (tw.nodes.size() <= node) tw.nodes.resize(std::size_t{node} + 1);
+  return tw.nodes[node];
+}
+
+/// Counts an activity in a device's (`device`) or a stream's totals.
+inline void total(Totals& t, GpuActivity const& a, bool device) {
+  (a.kind == GpuActivity::Kind::kernel ? t.kernels : t.copies) += 1;
+  t.first = t.any ? std::min(t.first, a.start) : a.start;
+  t.last = t.any ? std::max(t.last, a.end) : a.end;
+  t.any = true;
+  t.pending.emplace_back(a.start, a.end);
+  if (!device || a.kind == GpuActivity::Kind::memset) return;
+  (a.kind == GpuActivity::Kind::kernel ? t.kernel : t.copy).pending.emplace_back(a.start, a.end);
+  t.kernel_or_copy.pending.emplace_back(a.start, a.end);
+}
+
+/// Adds one activity to a call's part: its time bounds and its work. `mine`: the call's own range
+/// launched it (not a range nested inside).
+inline void add_to_call(Partial& p, Parked const& r, bool mine) {
+  GpuActivity const& a = r.a;
+  p.first = p.any ? std::min(p.first, a.start) : a.start;
+  p.last = p.any ? std::max(p.last, a.end) : a.end;
+  p.any = true;
+  GpuWork& w = p.work;
+  if (a.kind == GpuActivity::Kind::kernel) {
+    ++w.kernels;
+    if (mine) ++w.self_kernels;
+    w.kernel_ns += a.end - a.start;
+    w.add_kernel(a.name, a.end - a.start);
+  } else if (a.kind == GpuActivity::Kind::memcpy) {
+    w.copies[static_cast<int>(a.copy)].add(a);
+  } else {
+    w.memsets.add(a);
+  }
+  w.latency.add(std::max<std::int64_t>(0, a.start - r.l.entered), 1024);
+  w.add_stream(a.device, a.stream);
+}
+
+/// Adds the parked work [lo, hi) (sorted by seq) to the call of `node` that began at
+/// `seq_begin`; `final` when the call has ended.
+inline void account(ThreadWork& tw, std::uint32_t node, std::uint32_t seq_begin, Parked const* lo,
+                    Parked const* hi, bool final, std::vector<std::uint8_t>& own,
+                    Parked const* base) {
+  auto const key = std::make_pair(node, seq_begin);
+  auto found = tw.partials.find(key);
+  if (lo == hi && found == tw.partials.end()) return;
+  Partial& p = found != tw.partials.end() ? found->second : tw.partials[key];
+  std::vector<std::pair<std::int64_t, std::int64_t>> all, self;
+  for (Parked const* r = lo; r != hi; ++r) {
+    GpuActivity const& a = r->a;
+    bool const mine = r->l.node == node;
+    if (mine) own[static_cast<std::size_t>(r - base)] = 1;
+    add_to_call(p, *r, mine);
+    all.emplace_back(a.start, a.end);
+    if (mine) self.emplace_back(a.start, a.end);
+    if (a.legacy && mine) ++p.work.legacy;
+  }
+  p.work.busy_ns += union_length(all, p.frontier);
+  p.work.self_busy_ns += union_length(self, p.self_frontier);
+  if (!final) return;
+  GpuWork& w = node_work(tw, node);
+  if (p.any) {
+    p.work.span_ns = p.last - p.first;
+    p.work.calls = 1;
+  }
+  w.merge(p.work);
+  tw.partials.erase(key);
+}
+
+/// Replayed graph work: per replay (one graph launch), the union of the intervals of each
+/// captured path and of every ancestor, as one call of each. Under the source's mutex.
+inline void account_replays(ThreadWork& tw, std::vector<Parked> const& replayed,
+                            std::vector<std::uint32_t> const& parents, std::vector<Slice>& slices) {
+  if (replayed.empty()) return;
+  std::map<std::uint32_t, std::vector<Parked const*>> by_launch;
+  for (Parked const& p : replayed) by_launch[p.a.correlation].push_back(&p);
+  for (auto const& [correlation, records] : by_launch) {
+    (void)correlation;
+    std::map<std::uint32_t, Partial> calls;  // node -> this replay's part
+    for (Parked const* r : records) {
+      GpuActivity const& a = r->a;
+      slices.push_back(
+          Slice{a.start, a.end - a.start, r->l.entered, r->target, a.device, a.stream, 0});
+      for (std::uint32_t n = r->target; n != no_node;
+           n = n < parents.size() ? parents[n] : no_node) {
+        Partial& c = calls[n];
+        bool const mine = n == r->target;
+        add_to_call(c, *r, mine);
+        c.intervals.emplace_back(a.start, a.end);
+        if (mine) c.self_intervals.emplace_back(a.start, a.end);
+      }
+    }
+    for (auto& [node, c] : calls) {
+      std::int64_t frontier = INT64_MIN, self_frontier = INT64_MIN;
+      c.work.busy_ns = union_length(c.intervals, frontier);
+      c.work.self_busy_ns = union_length(c.self_intervals, self_frontier);
+      c.work.span_ns = c.last - c.first;
+      c.work.calls = 1;
+      node_work(tw, node).merge(c.work);
+    }
+  }
+}
+
+}  // namespace detail::report
+NSIGHTKIT_DETAIL_END_NAMESPACE
