@@ -7,7 +7,8 @@
 #include <nsightkit/detail/report/entry.hpp>
 #include <nsightkit/detail/report/html.hpp>
 #include <nsightkit/detail/report/options.hpp>
-#include <nsightkit/detail/report/output.hpp>
+#include <nsightkit/detail/report/summary.hpp>
+#include <nsightkit/detail/report/table.hpp>
 #include <nsightkit/report_types.hpp>
 
 #if NSIGHTKIT_ENABLED

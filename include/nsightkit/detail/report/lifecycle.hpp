@@ -11,11 +11,13 @@
 #include <nsightkit/detail/report/gpu_events.hpp>
 #include <nsightkit/detail/report/html.hpp>
 #include <nsightkit/detail/report/options.hpp>
-#include <nsightkit/detail/report/output.hpp>
 #include <nsightkit/detail/report/output_file.hpp>
 #include <nsightkit/detail/report/record.hpp>
 #include <nsightkit/detail/report/snapshot.hpp>
 #include <nsightkit/detail/report/state.hpp>
+#include <nsightkit/detail/report/summary.hpp>
+#include <nsightkit/detail/report/table.hpp>
+#include <nsightkit/detail/report/text_sink.hpp>
 #include <nsightkit/detail/report/trace_json.hpp>
 #include <nsightkit/detail/sinks.hpp>
 #include <nsightkit/detail/thread.hpp>

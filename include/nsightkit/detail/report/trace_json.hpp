@@ -13,9 +13,9 @@
 #include <nsightkit/detail/json.hpp>
 #include <nsightkit/detail/process.hpp>
 #include <nsightkit/detail/report/counters.hpp>
-#include <nsightkit/detail/report/output.hpp>
 #include <nsightkit/detail/report/snapshot.hpp>
 #include <nsightkit/detail/report/state.hpp>
+#include <nsightkit/detail/report/text_sink.hpp>
 
 #include <fmt/format.h>
 
