@@ -33,6 +33,12 @@ inline std::string component(std::string const& domain, std::string const& name)
   return domain + "@" + name;
 }
 
+/// The path of a range: its parent's path (null for a range with no enclosing range) and its
+/// component, joined by '/'. The one place the path join lives in C++.
+inline std::string child_path(std::string const* parent, std::string const& comp) {
+  return parent == nullptr ? comp : *parent + "/" + comp;
+}
+
 inline TimeStats time_stats(Distribution const& d) {
   TimeStats t;
   t.count = d.count();
@@ -145,9 +151,9 @@ inline void emit_tree(std::vector<NodeCopy> const& nodes, std::uint32_t thread,
     NodeCopy const& node = nodes[it.node];
     PathStats row;
     row.name = component(node.domain, node.name);
-    row.path = it.parent_row == static_cast<std::size_t>(-1)
-                   ? row.name
-                   : out[it.parent_row].path + "/" + row.name;
+    row.path = child_path(
+        it.parent_row == static_cast<std::size_t>(-1) ? nullptr : &out[it.parent_row].path,
+        row.name);
     row.domain = node.domain;
     row.depth = it.depth;
     row.parent = it.parent_row;

@@ -71,10 +71,8 @@ inline ThreadTraceCopy copy_for_trace(ThreadData& td, std::uint64_t& dropped) {
   for (std::size_t i = 0; i < td.nodes.size(); ++i) {
     Node const& n = td.nodes[i];
     std::string const comp = component(n.domain, n.name);
-    std::string path = n.parent != no_node && n.parent < i ? c.paths[n.parent] : std::string{};
-    if (!path.empty()) path += '/';
-    path += comp;
-    c.paths[i] = std::move(path);
+    c.paths[i] =
+        child_path(n.parent != no_node && n.parent < i ? &c.paths[n.parent] : nullptr, comp);
     c.names[i] = comp;
   }
   for (Mark const& m : td.marks) c.mark_names.push_back(component(m.domain, m.name));
