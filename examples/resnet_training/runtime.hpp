@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 namespace resnet {
@@ -22,6 +23,44 @@ struct DeviceBatch {
 
 /// Loss and correct predictions of one step.
 using StepMetrics = std::array<double, 2>;
+
+/// A training step's device work on tensors that are the same every step: the forward (writing
+/// the mean loss and the number of correct predictions into `metrics`, 2 floats), the backward
+/// and the optimizer update. What a StepGraph runs eagerly, captures and replays.
+using StepBody =
+    std::function<void(nn::Tensor const& images, nn::Tensor const& labels, nn::Tensor& metrics)>;
+
+/**
+ * A training step replayed from a CUDA graph (--cuda-graph). It owns static tensors of the
+ * batch's shape: the images, the labels and the step's metrics. Each run() first copies the
+ * step's batch into the static inputs, on the compute stream (device to device, in a range
+ * "graph inputs"); the graph always reads the same addresses, wherever the batch came from (a
+ * prefetcher slot, the runtime's own input buffer).
+ */
+class StepGraph {
+ public:
+  virtual ~StepGraph() = default;
+  StepGraph() = default;
+  StepGraph(StepGraph const&) = delete;
+  StepGraph& operator=(StepGraph const&) = delete;
+
+  /// Copies `batch` into the static inputs, then runs the step on them: the first call runs
+  /// the body eagerly (it sizes every buffer, loads the kernels and chooses the convolution
+  /// algorithms, none of which may happen during a capture), the second captures the body
+  /// (nsightkit::GraphCapture) and launches the graph, every later call launches it again.
+  /// Returns the static metrics (2 floats), overwritten by the next run's work on the stream.
+  /// @throws std::runtime_error when the capture fails: the message names each call that was
+  ///         unsafe during capture and the module that made it (with the nsightkit::cupti
+  ///         component), else CUDA's error; std::invalid_argument for a batch of another shape;
+  ///         nsightkit::CudaError when a copy or a launch fails.
+  virtual nn::Tensor const& run(DeviceBatch const& batch) = 0;
+
+  /// Launches of the captured graph so far.
+  [[nodiscard]] virtual std::uint64_t replays() const noexcept = 0;
+
+  /// One line: the graph's name, the step that captured it, its replays.
+  [[nodiscard]] virtual std::string describe() const = 0;
+};
 
 class Runtime {
  public:
@@ -36,7 +75,9 @@ class Runtime {
   /// One line: host memory, transfer path.
   [[nodiscard]] virtual std::string describe() const = 0;
 
-  /// Installs the source of host batches (the loader's instrumented fetch). Once, before next().
+  /// Installs the source of host batches (the loader's instrumented fetch), before the first
+  /// next_batch(). Installing another source after finish() starts over: a second training run
+  /// on the same backend (--cuda-graph runs eagerly, then from graphs).
   virtual void set_source(std::function<HostBatch()> fetch) = 0;
 
   /// The batch of the current step on the device. Emits the step's top-level input ranges:
@@ -63,6 +104,15 @@ class Runtime {
   /// its communicator's watchdog, so a dead peer rank cannot block a wait forever. The CPU
   /// runtime never waits for a device and ignores it.
   virtual void set_watchdog(std::function<void(double)> watchdog) { (void)watchdog; }
+
+  /// A StepGraph named `name` running `body` on the compute stream, its static inputs of the
+  /// configured batch. From now on the backend keeps released device memory
+  /// (Backend::retain_freed_memory): a captured graph keeps using every buffer it saw.
+  /// @throws std::runtime_error on the CPU runtime (CUDA graphs replay GPU work).
+  virtual std::unique_ptr<StepGraph> make_step_graph(StepBody body, std::string const& name) {
+    (void)body;
+    throw std::runtime_error("CUDA graph '" + name + "': CUDA graphs need the CUDA runtime");
+  }
 };
 
 struct RuntimeOptions {

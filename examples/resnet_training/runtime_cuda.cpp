@@ -6,10 +6,12 @@
 //                               stream while the current one computes
 // The step's metrics come back through a small page-locked ring with one event per step, so the
 // host waits only for the step before the current one (two steps in flight).
+// --cuda-graph: the training step captured once as a CUDA graph and replayed (CudaStepGraph).
 #include "common/cuda_backend.hpp"
 #include "runtime.hpp"
 
 #include <nsightkit/cuda_check.hpp>
+#include <nsightkit/graph.hpp>
 #include <nsightkit/pinned.hpp>
 #include <nsightkit/prefetch.hpp>
 #include <nsightkit/range.hpp>
@@ -21,6 +23,7 @@
 #include <array>
 #include <chrono>
 #include <deque>
+#include <exception>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -61,6 +64,115 @@ class PinnedAllocator final : public HostAllocator {
 
  private:
   nsk::PinnedMemoryPool pool_;
+};
+
+/// The training step as a CUDA graph (runtime.hpp, StepGraph).
+///
+/// What makes the step capture-safe (everything a capture must not see happens in the eager
+/// first run, on the same static tensors):
+/// - no allocation: the layers size their outputs and gradients on first use, the backend's
+///   cuDNN workspace and batch-norm scratch only grow on first use, cuBLAS has a fixed workspace
+///   (examples/common), and the loader's page-locked blocks are allocated on other threads
+///   (thread-local capture mode: only this thread's calls can break the capture);
+/// - no host synchronization or host read: the loss and the correct count stay on the device
+///   until end_step() copies them, after the launch;
+/// - no algorithm search: cuDNN's choice per convolution shape is made on first use;
+/// - kernels are loaded (CUDA's lazy loading) by that first run.
+/// The batch itself is outside the graph: it is copied into the static inputs before each launch.
+class CudaStepGraph final : public StepGraph {
+ public:
+  CudaStepGraph(nn::Backend& backend, cudaStream_t stream, RuntimeOptions const& o, StepBody body,
+                std::string name)
+      : stream_{stream}, body_{std::move(body)}, name_{std::move(name)} {
+    images_ = backend.empty(nn::Shape{o.batch, o.channels, o.image_size, o.image_size}, o.layout);
+    labels_ = backend.empty(nn::Shape{o.batch, 1, 1, 1}, nn::Layout::nchw, nn::DType::i32);
+    metrics_ = backend.empty(nn::Shape{2, 1, 1, 1}, nn::Layout::nchw);
+    backend.retain_freed_memory();
+  }
+
+  ~CudaStepGraph() override {
+    // A replay may still run: let it finish before its executable graph is destroyed.
+    NSIGHTKIT_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(stream_));
+  }
+
+  nn::Tensor const& run(DeviceBatch const& batch) override {
+    {
+      nsk::ScopedRange const range{"graph inputs"};
+      copy_in(batch.images, images_, "images");
+      copy_in(batch.labels, labels_, "labels");
+    }
+    if (runs_ == 0) {
+      body_(images_, labels_, metrics_);
+    } else {
+      if (!graph_.valid()) capture();
+      graph_.launch(nsk::StreamView{stream_});
+    }
+    ++runs_;
+    return metrics_;
+  }
+
+  [[nodiscard]] std::uint64_t replays() const noexcept override { return graph_.replays(); }
+
+  [[nodiscard]] std::string describe() const override {
+    if (!graph_.valid()) return "graph '" + name_ + "': not captured yet";
+    return "graph '" + name_ + "': the run's first step eager, its second captured; " +
+           std::to_string(graph_.replays()) + " replays, instantiated " +
+           std::to_string(graph_.instantiations()) + "x, updated in place " +
+           std::to_string(graph_.updates()) + "x";
+  }
+
+ private:
+  void copy_in(nn::Tensor const& from, nn::Tensor& to, char const* what) {
+    if (from.raw() == to.raw()) return;
+    if (from.bytes() != to.bytes() || from.dtype() != to.dtype() || from.layout() != to.layout()) {
+      throw std::invalid_argument("CUDA graph '" + name_ + "': the batch's " + what + " " +
+                                  from.describe() + " do not match the graph's static " + what +
+                                  " " + to.describe());
+    }
+    NSIGHTKIT_CUDA_CHECK(
+        cudaMemcpyAsync(to.raw(), from.raw(), from.bytes(), cudaMemcpyDeviceToDevice, stream_));
+  }
+
+  /// Captures one step on the static tensors into graph_. A failed capture becomes one
+  /// std::runtime_error: nsightkit's message (every unsafe call and its module), and what the
+  /// step itself threw.
+  void capture() {
+    nsk::GraphOptions options;
+    // Thread-local: the loader's workers keep allocating page-locked blocks (and the pool keeps
+    // querying its events) while this thread captures; only this thread's calls can break it.
+    options.mode = nsk::GraphCaptureMode::thread;
+    options.check = nsk::GraphCheck::strict;
+    std::string inside;
+    {
+      nsk::GraphCapture capture{nsk::StreamView{stream_}, name_, options};
+      try {
+        body_(images_, labels_, metrics_);
+      } catch (std::exception const& x) {
+        inside = x.what();
+      } catch (...) {
+        inside = "an exception that is not a std::exception";
+      }
+      try {
+        capture.end(graph_);
+      } catch (nsk::GraphCaptureError const& x) {
+        throw std::runtime_error(
+            std::string{x.what()} +
+            (inside.empty() ? std::string{} : "\n  the training step stopped with: " + inside));
+      }
+    }
+    if (!inside.empty()) {
+      throw std::runtime_error("capture of graph '" + name_ +
+                               "': the training step failed during capture: " + inside);
+    }
+    if (!graph_.valid()) throw std::runtime_error("capture of graph '" + name_ + "': no graph");
+  }
+
+  cudaStream_t stream_;
+  StepBody body_;
+  std::string name_;
+  nn::Tensor images_, labels_, metrics_;
+  std::uint64_t runs_{0};
+  nsk::CapturedGraph graph_;  // last: destroyed first (after the destructor's wait)
 };
 
 class CudaRuntime final : public Runtime {
@@ -113,6 +225,11 @@ class CudaRuntime final : public Runtime {
   }
 
   void set_source(std::function<HostBatch()> fetch) override {
+    // Another source after finish(): a new run starts with a new prefetcher (it is single-pass);
+    // the old one waits for its copies and the compute work on its slots as it goes.
+    it_.reset();
+    prefetcher_.reset();
+    pending_.clear();
     fetch_ = std::move(fetch);
     if (!options_.prefetch) return;
     nsk::PrefetchOptions po;
@@ -194,6 +311,10 @@ class CudaRuntime final : public Runtime {
 
   void set_watchdog(std::function<void(double)> watchdog) override {
     watchdog_ = std::move(watchdog);
+  }
+
+  std::unique_ptr<StepGraph> make_step_graph(StepBody body, std::string const& name) override {
+    return std::make_unique<CudaStepGraph>(*backend_, compute_, options_, std::move(body), name);
   }
 
  private:
