@@ -4,13 +4,17 @@
 
 #include "config.hpp"
 
+#include <nsightkit/report_types.hpp>
+
 #include <cstdio>
+#include <string>
 
 namespace resnet {
 
 struct ReportSetup {
   bool on{false};   ///< the report records
   bool own{false};  ///< this program writes it (else NSIGHTKIT_REPORT's exit handler does)
+  nsightkit::ReportOptions options;  ///< what it writes, when `own`
 };
 
 /// Turns the report on as --report (or NSIGHTKIT_REPORT, or the default table=stdout) says.
@@ -21,7 +25,21 @@ ReportSetup setup_report(Config const& config, std::FILE* out, int rank = 0);
 /// Drops what the report collected (end of warm-up).
 void reset_report();
 
-/// Prints the per-step breakdown and, when `setup.own`, writes the report's outputs.
-void finish_report(ReportSetup const& setup, std::FILE* out);
+/// Prints the per-step breakdown and, when `setup.own`, writes the report's outputs. With a
+/// `tag` (--cuda-graph: "eager", "graph") a heading naming `run` comes first and every output
+/// file is named with the tag before its extension ("r.json" -> "r.eager.json"); the table on
+/// stdout or stderr stays where it is. Without `setup.own` (NSIGHTKIT_REPORT writes at exit)
+/// only the last run's report is written, which a tagged call says.
+void finish_report(ReportSetup const& setup, std::FILE* out, char const* tag = nullptr,
+                   char const* run = nullptr);
+
+/// `path` with `.tag` before its extension: "r.json" -> "r.eager.json", "out/r" -> "out/r.eager".
+std::string tagged_path(std::string const& path, char const* tag);
+
+/// --cuda-graph: per step, the CPU time, kernels and GPU busy time of the step's ranges and of
+/// the model's top-level modules, eager and replayed side by side (`steps`: the measured steps
+/// of each run). Kernels and busy time come from the CUPTI source; a note says so otherwise.
+void print_graph_comparison(std::FILE* out, nsightkit::ReportSnapshot const& eager,
+                            nsightkit::ReportSnapshot const& graph, int steps);
 
 }  // namespace resnet

@@ -5,7 +5,10 @@
 #include "common/cpu_backend.hpp"
 #include "config.hpp"
 #include "data.hpp"
+#include "report_view.hpp"
+#include "runtime.hpp"
 #include "support.hpp"
+#include "train.hpp"
 
 #include <nsightkit/range.hpp>
 #include <nsightkit/testing.hpp>
@@ -14,6 +17,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -227,6 +232,14 @@ TEST_CASE("command line: bad values are errors that name the flag") {
       {{"--report", "tabel"}, "--report: unknown item 'tabel'"},
       {{"--metrics="}, "--metrics: empty path"},
       {{"positional"}, "unexpected argument 'positional'"},
+      {{"--device", "cpu", "--cuda-graph"},
+       "--cuda-graph needs the CUDA backend (--device cuda): CUDA graphs replay GPU work, the "
+       "CPU backend runs every step eagerly"},
+      // --device auto without a device: an error too (a graph run cannot fall back to eager).
+      {{"--cuda-graph"},
+       "--cuda-graph needs the CUDA backend (--device cuda): CUDA graphs "
+       "replay GPU work, the CPU backend runs every step eagerly (no CUDA "
+       "device: test: no device)"},
   };
   for (auto const& c : cases) {
     auto r = parse(c.args);
@@ -243,10 +256,129 @@ TEST_CASE("command line: --help lists every switch of seed 001 and exits 0") {
   REQUIRE(!r.run);
   REQUIRE(r.exit_code == 0);
   std::string const help = resnet::help_text();
-  for (char const* flag :
-       {"--steps", "--batch", "--image-size", "--workers", "--decode-us", "--pinned", "--pageable",
-        "--prefetch", "--no-prefetch", "--layout", "--device", "--lr", "--seed", "--report"}) {
+  for (char const* flag : {"--steps", "--batch", "--image-size", "--workers", "--decode-us",
+                           "--pinned", "--pageable", "--prefetch", "--no-prefetch", "--layout",
+                           "--device", "--lr", "--seed", "--report", "--cuda-graph"}) {
     INFO(flag);
     CHECK(help.find(flag) != std::string::npos);
   }
+}
+
+TEST_CASE("command line: --cuda-graph on CUDA needs two warm-up steps") {
+  auto const on = parse({"--cuda-graph"}, fake_cuda_present);
+  REQUIRE(on.run);
+  CHECK(on.config.cuda_graph);
+  CHECK(on.config.warmup == 10);  // the CUDA default
+  CHECK(!parse({}, fake_cuda_present).config.cuda_graph);
+  CHECK(parse({"--cuda-graph", "--steps", "4", "--warmup", "2"}, fake_cuda_present).run);
+  for (char const* warmup : {"0", "1"}) {
+    auto const r = parse({"--cuda-graph", "--warmup", warmup}, fake_cuda_present);
+    INFO(r.error);
+    CHECK(!r.run);
+    CHECK(r.exit_code == 2);
+    CHECK(r.error.find(std::string{"--cuda-graph: --warmup "} + warmup +
+                       " is too few: the CUDA graph run's first step runs eagerly") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("--cuda-graph: the CPU runtime makes no step graph") {
+  resnet::RuntimeOptions o;
+  o.batch = 2;
+  o.image_size = 4;
+  auto rt = resnet::make_cpu_runtime(o);
+  resnet::StepBody const body = [](nn::Tensor const&, nn::Tensor const&, nn::Tensor&) {};
+  CHECK_THROWS_WITH(rt->make_step_graph(body, "training step"),
+                    "CUDA graph 'training step': CUDA graphs need the CUDA runtime");
+}
+
+TEST_CASE("--cuda-graph: report files of each run are named with the run") {
+  using resnet::tagged_path;
+  CHECK(tagged_path("r.json", "eager") == "r.eager.json");
+  CHECK(tagged_path("out/r.json", "graph") == "out/r.graph.json");
+  CHECK(tagged_path("out.d/report", "graph") == "out.d/report.graph");
+  CHECK(tagged_path("report", "eager") == "report.eager");
+  CHECK(tagged_path(".hidden", "eager") == ".hidden.eager");
+  CHECK(tagged_path("t.json.gz", "graph") == "t.graph.json.gz");
+  CHECK(tagged_path("dir/t.gz", "graph") == "dir/t.graph.gz");
+  CHECK(tagged_path("resnet_training_report.html", "eager") == "resnet_training_report.eager.html");
+}
+
+TEST_CASE("--cuda-graph: the losses of two runs are compared bit for bit") {
+  using resnet::first_difference;
+  using resnet::StepRecord;
+  std::vector<StepRecord> const eager = {{2.302585, 0.125, "wait"}, {2.25, 0.25, "active"}};
+  auto graph = eager;
+  graph[0].phase = "warmup";  // phases are not results
+  CHECK(first_difference(eager, graph).empty());
+  // One unit in the last place of the second step's loss.
+  graph[1].loss = std::nextafter(eager[1].loss, 3.0);
+  CHECK(first_difference(eager, graph).rfind("step 1: loss eager 2.25, graph 2.25", 0) == 0);
+  graph = eager;
+  graph[0].accuracy = 0.1875;
+  CHECK(first_difference(eager, graph) == "step 0: accuracy eager 0.125, graph 0.1875");
+  // Equal as numbers, not as bits: a difference.
+  auto zero = eager;
+  zero[0].loss = 0.0;
+  auto minus_zero = zero;
+  minus_zero[0].loss = -0.0;
+  CHECK(!first_difference(zero, minus_zero).empty());
+  graph = eager;
+  graph.pop_back();
+  CHECK(first_difference(eager, graph) == "2 eager steps, 1 in the graph run");
+}
+
+TEST_CASE("--cuda-graph: eager and replayed rows side by side, per measured step") {
+  nsightkit::ReportSnapshot eager, graph;
+  auto row = [](char const* path, std::size_t depth, std::uint64_t calls, std::int64_t cpu_ns,
+                std::uint64_t kernels, std::int64_t busy_ns) {
+    nsightkit::PathStats r;
+    r.path = path;
+    r.depth = depth;
+    r.cpu.count = calls;
+    r.cpu.total_ns = cpu_ns;
+    r.work.kernels = kernels;
+    r.work.busy_ns = busy_ns;
+    return r;
+  };
+  eager.gpu.source = graph.gpu.source = "cupti";
+  eager.paths = {row("forward", 0, 4, 8'000'000, 40, 6'000'000),
+                 row("forward/stem", 1, 4, 2'000'000, 12, 1'000'000),
+                 row("forward/stem/conv", 2, 4, 1'000'000, 4, 500'000)};
+  graph.paths = {row("graph inputs", 0, 4, 400'000, 0, 80'000),
+                 row("forward", 0, 0, 0, 40, 5'000'000), row("forward/stem", 1, 0, 0, 12, 800'000)};
+  nsightkit::NamedStats replay;
+  replay.name = "graph training step (replay)";
+  replay.time.count = 4;
+  replay.time.total_ns = 200'000;
+  graph.start_end.push_back(replay);
+  std::FILE* f = std::tmpfile();
+  REQUIRE(f != nullptr);
+  resnet::print_graph_comparison(f, eager, graph, 4);
+  std::rewind(f);
+  std::string text;
+  for (int c = std::fgetc(f); c != EOF; c = std::fgetc(f)) text += static_cast<char>(c);
+  std::fclose(f);
+  INFO(text);
+  // Per step: CPU 2 ms eager, none replayed; 10 kernels both; busy 1.5 vs 1.25 ms.
+  CHECK(text.find("  forward                          2.000         -      10.0      10.0"
+                  "       1.500       1.250\n") != std::string::npos);
+  CHECK(text.find("  forward/stem                     0.500         -       3.0       3.0") !=
+        std::string::npos);
+  CHECK(text.find("forward/stem/conv") == std::string::npos);  // modules below the top level
+  CHECK(text.find("  graph inputs                         -     0.100       0.0       0.0") !=
+        std::string::npos);
+  CHECK(text.find("graph training step (replay)") != std::string::npos);
+  CHECK(text.find("0.050   (the host's time in cudaGraphLaunch)") != std::string::npos);
+  CHECK(text.find("GPU source") == std::string::npos);  // CUPTI: no note
+  graph.gpu.source = "events";
+  std::FILE* g = std::tmpfile();
+  REQUIRE(g != nullptr);
+  resnet::print_graph_comparison(g, eager, graph, 4);
+  std::rewind(g);
+  text.clear();
+  for (int c = std::fgetc(g); c != EOF; c = std::fgetc(g)) text += static_cast<char>(c);
+  std::fclose(g);
+  CHECK(text.find("(GPU source 'events': kernels are attributed to modules only with the CUPTI "
+                  "source") != std::string::npos);
 }
