@@ -212,6 +212,36 @@ TEST_CASE("captured mode: GPU activity is collected only in captured steps, sett
   REQUIRE(snap.find("forward")->work.kernels == 2);
 }
 
+TEST_CASE("a graph replayed outside any range: its kernels still count for the captured paths") {
+  Session session;
+  {
+    ScopedRange setup{"setup"};  // the thread has ranges, but none is open at the replays
+    fake->note_capture(true);
+    {
+      ScopedRange model{"model"};
+      ScopedRange enc{"encoder"};
+      fake->note_graph_node(21);
+    }
+    fake->note_capture(false);
+  }
+  fake->note_graph_node(98);  // built by hand: no captured path, no range at its launch
+  fake->note_graph_clone(121, 21);
+  std::int64_t t = 0;
+  for (int replay = 0; replay < 3; ++replay) {
+    std::uint32_t const launch = fake->launch(t);
+    fake->kernel(launch, 1, t + 100, t + 300, "enc_a", 121);
+    fake->kernel(launch, 1, t + 300, t + 350, "manual", 198);
+    t += 10'000;
+  }
+  auto const snap = Report::snapshot();
+  auto const* enc = snap.find("model/encoder");
+  REQUIRE(enc != nullptr);  // the eager path itself: nothing was open around the launches
+  REQUIRE(enc->work.kernels == 3);
+  REQUIRE(enc->work.busy_ns == 3 * 200);
+  REQUIRE(snap.find("model")->work.kernels == 3);
+  REQUIRE(snap.gpu.records_unattributed == 3);  // the hand-built node's kernels: no range to charge
+}
+
 TEST_CASE("a replayed graph's kernels count for the modules that captured them, per replay") {
   Session session;
   // Capture (as CUDA would report it): inside the capture, module ranges open and each kernel

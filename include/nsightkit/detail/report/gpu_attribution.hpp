@@ -346,16 +346,19 @@ class AttributionSource : public GpuSource {
     }
     total(devices_[a.device], a, true);
     total(streams_[(std::uint64_t{a.device} << 32) | a.stream], a, false);
-    if (!l.known() || l.node == no_node) {
+    std::uint32_t replay = no_node;
+    if (a.graph_node != 0) {
+      auto g = graph_nodes_.find(a.graph_node);
+      if (g != graph_nodes_.end() && g->second < paths_.size() && !paths_[g->second].empty())
+        replay = g->second;
+    }
+    // A replayed node with a captured path needs no open range: launched at the top level, its
+    // work goes to the captured path itself.
+    if (!l.known() || (l.node == no_node && replay == no_node)) {
       ++unattributed_;
       return;
     }
     ThreadWork& tw = thread_work(l.thread);
-    std::uint32_t replay = no_node;
-    if (a.graph_node != 0) {
-      auto g = graph_nodes_.find(a.graph_node);
-      if (g != graph_nodes_.end()) replay = g->second;
-    }
     tw.parked.push_back(Parked{a, l, replay, no_node});
     tw.arrived = std::max(tw.arrived, l.seq + 1);
     ++parked_;
