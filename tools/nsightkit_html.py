@@ -146,6 +146,14 @@ def run_info(s, label):
             notes.append("GPU: " + gpu.note)
         if gpu.error:
             notes.append("GPU: " + gpu.error)
+    advice = []
+    for a in s.raw.get("advice") or []:
+        if not isinstance(a, dict):
+            raise Bad(f"{s.file}: each 'advice' entry must be an object")
+        advice.append([str(a.get("rule", "")), str(a.get("severity", "")), int(a.get("cost_ns", 0) or 0),
+                       str(a.get("evidence", "")), str(a.get("suggestion", "")),
+                       [str(p) for p in a.get("paths") or []]])
+    missing = [str(m) for m in s.raw.get("advice_missing") or []]
     over = sum(t.paths_over_limit or 0 for t in s.threads)
     if over:
         notes.append(f'{over} ranges beyond the per-thread path limit are counted under "(other paths)"')
@@ -156,7 +164,7 @@ def run_info(s, label):
         "threads": [[t.tid, t.name or "", t.ranges or 0, 1 if t.exited else 0] for t in s.threads],
         "devices": [[d.get("device", 0), d.get("kernels", 0), d.get("copies", 0), d.get("busy_ns", 0),
                      d.get("span_ns", 0)] for d in (gpu.devices if gpu is not None else [])],
-        "notes": notes,
+        "notes": notes, "advice": advice, "advice_missing": missing,
     }
 
 

@@ -140,6 +140,32 @@ TEST_CASE("the page: template filled, text escaped, data and library inlined") {
   CHECK(count(page, "</script>") == 3);  // data, library, page script
 }
 
+TEST_CASE("the page carries the advice and what was not evaluated, escaped") {
+  auto s = crafted();
+  nsightkit::Advice a;
+  a.rule = "pageable-copies";
+  a.severity = "high";
+  a.paths = {"model", "model/</script>"};
+  a.evidence = "3 copies from pageable memory, 1.2 ms";
+  a.cost_ns = 1'200'000;
+  a.suggestion = "use pinned memory";
+  s.advice.push_back(a);
+  s.advice_missing.push_back("copy-overlap: no CUPTI records");
+  rep::HtmlLibrary lib{"var d3={version:\"3.5.16\"};", "test"};
+  rep::TextSink sink;
+  rep::write_html(sink, s, lib);
+  std::string const page = sink.buffer();
+  CHECK(page.find("\"advice\":[[\"pageable-copies\",\"high\",1200000,"
+                  "\"3 copies from pageable memory, 1.2 ms\",\"use pinned memory\","
+                  "[\"model\",\"model/\\u003c/script>\"]]]") != std::string::npos);
+  CHECK(page.find("\"advice_missing\":[\"copy-overlap: no CUPTI records\"]") != std::string::npos);
+  CHECK(page.find("id=\"nsk-advice-sec\"") != std::string::npos);
+  // Without advice the lists are empty and the page's script keeps the section hidden.
+  rep::TextSink plain;
+  rep::write_html(plain, crafted(), lib);
+  CHECK(plain.buffer().find("\"advice\":[],\"advice_missing\":[]") != std::string::npos);
+}
+
 TEST_CASE("the page without a chart library says how to complete it") {
   rep::HtmlLibrary lib{"", "'/nowhere/d3.min.js' cannot be read"};
   rep::TextSink sink;

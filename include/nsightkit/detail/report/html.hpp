@@ -205,6 +205,30 @@ inline void html_data(TextSink& sink, ReportSnapshot const& s, std::string const
     if (i != 0) out += ',';
     html_json_string(out, notes[i]);
   }
+  // The advice (docs/advice.md): [rule, severity, cost_ns, evidence, suggestion, [paths]].
+  out += "],\"advice\":[";
+  for (std::size_t i = 0; i < s.advice.size(); ++i) {
+    Advice const& a = s.advice[i];
+    out += i == 0 ? "[" : ",[";
+    html_json_string(out, a.rule);
+    out += ',';
+    html_json_string(out, a.severity);
+    fmt::format_to(std::back_inserter(out), ",{},", a.cost_ns);
+    html_json_string(out, a.evidence);
+    out += ',';
+    html_json_string(out, a.suggestion);
+    out += ",[";
+    for (std::size_t k = 0; k < a.paths.size(); ++k) {
+      if (k != 0) out += ',';
+      html_json_string(out, a.paths[k]);
+    }
+    out += "]]";
+  }
+  out += "],\"advice_missing\":[";
+  for (std::size_t i = 0; i < s.advice_missing.size(); ++i) {
+    if (i != 0) out += ',';
+    html_json_string(out, s.advice_missing[i]);
+  }
   out += "]}],\"cols\":";
   out += html_columns;
   // The tree: names and parent rows (the snapshot's rows are in tree order).
