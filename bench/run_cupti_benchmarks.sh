@@ -24,11 +24,11 @@ for m in modes:
             if b.get("error_occurred"):
                 sys.exit(f"{m}: {b['name']}: {b.get('error_message')}")
             per.setdefault(b["name"], {}).setdefault(m, []).append(b["real_time"] / 1000.0)
-print(f"{'benchmark':<22}" + "".join(f"{m:>16}" for m in modes) + f"{'nsk-activity':>14}")
+print(f"{'benchmark':<40}" + "".join(f"{m:>22}" for m in modes) + f"{'nsk-activity':>14}")
 for name, by in per.items():
     med = {m: statistics.median(by[m]) for m in modes if m in by}
     rng = {m: (min(by[m]), max(by[m])) for m in modes if m in by}
-    cells = "".join(f"{med[m]:8.2f} ({rng[m][0]:.2f}-{rng[m][1]:.2f})"[:16].rjust(16) for m in modes)
-    print(f"{name:<22}{cells}{med['nsightkit'] - med['activity']:>+13.2f}")
+    cells = "".join(f"{med[m]:.2f} ({rng[m][0]:.2f}-{rng[m][1]:.2f})".rjust(22) for m in modes)
+    print(f"{name.split('/')[0]:<40}{cells}{med['nsightkit'] - med['activity']:>+14.2f}")
 print("(microseconds per launch: median of 3 rounds, min-max in parentheses)")
 PY

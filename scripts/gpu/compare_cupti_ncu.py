@@ -6,8 +6,9 @@
 
 --report  the report's summary JSON of a run with gpu=cupti (gpu_work per path)
 --events  optionally the summary JSON of the same run with gpu=events (the CUDA-event span)
---ncu     `ncu --nvtx --print-nvtx-rename none --metrics gpu__time_duration.sum` text output of
-          the same program and step: every kernel with its NVTX push/pop stack per domain
+--ncu     `ncu --nvtx --csv --metrics gpu__time_duration.sum` output of the same program and
+          step (one row per kernel with its thread's NVTX push/pop stack; the text form of
+          `--print-nvtx-rename none` without --csv is read too)
 
 Each ncu kernel counts for its innermost nsightkit-domain range path and every enclosing one
 (capture-window step ranges "step N" are not path components, as in the report). Per path: the
@@ -99,6 +100,44 @@ def parse_ncu_text(path):
     return out
 
 
+NVTX_ENTRY = re.compile(r'"([^"]*)"')
+NVTX_TYPE = re.compile(r":(?:ASCII|REGISTERED|UNICODE|UNKNOWN):")
+
+
+def parse_ncu_csv(path):
+    """[(stack names in the nsightkit domain, duration ns, kernel name)] of every kernel, from
+    `ncu --nvtx --csv --metrics gpu__time_duration.sum` output. Each row's thread column holds
+    the thread's NVTX push/pop stack, one quoted "domain:name:...:TYPE:message" per level."""
+    import csv
+    out = []
+    with open(path, errors="replace", newline="") as f:
+        for row in csv.reader(line for line in f if line.startswith('"')):
+            if len(row) < 8 or row[-3] != "gpu__time_duration.sum":
+                continue
+            unit = UNITS.get(row[-2].lower())
+            if unit is None:
+                sys.exit(f"{path}: unknown unit {row[-2]!r}")
+            ns = float(row[-1].replace(",", "")) * unit
+            names = []
+            for entry in NVTX_ENTRY.findall(row[4]):
+                domain = entry.split(":", 1)[0]
+                m = None
+                for m in NVTX_TYPE.finditer(entry):
+                    pass
+                message = entry[m.end():] if m else entry.split(":")[-1]
+                if domain == "nsightkit" and not STEP.match(message):
+                    names.append(message)
+            out.append((names, ns, row[6]))
+    return out
+
+
+def parse_ncu(path):
+    """The CSV form when the file holds ncu's CSV rows, else the text form."""
+    with open(path, errors="replace") as f:
+        csv_form = any(line.startswith('"') and '"gpu__time_duration.sum"' in line for line in f)
+    return parse_ncu_csv(path) if csv_form else parse_ncu_text(path)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--report", required=True)
@@ -110,7 +149,7 @@ def main():
     a = ap.parse_args()
     report = load_rows(a.report)
     events = load_rows(a.events) if a.events else {}
-    kernels = parse_ncu_text(a.ncu)
+    kernels = parse_ncu(a.ncu)
     if not kernels:
         print(f"{a.ncu}: no kernel with a gpu__time_duration.sum found", file=sys.stderr)
         return 2

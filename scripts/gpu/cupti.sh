@@ -5,9 +5,9 @@
 #   2. bench/run_cupti_benchmarks.sh: cost per launch of CUPTI collection and of nsightkit's;
 #   3. for resnet_training (one training step) and detr_inference (one iteration), each captured
 #      by the capture window: the report with gpu=cupti and with gpu=events (summary JSON/CSV),
-#      then `ncu --nvtx` of the same captured step (text, per-kernel NVTX stacks, and CSV);
+#      then `ncu --nvtx --csv` of the same captured step (one row per kernel with its NVTX stack);
 #      scripts/gpu/compare_cupti_ncu.py compares kernel counts and times per path.
-# Files in $OUT/cupti: summary.txt, one log per step, *.json/*.csv reports, ncu-*.txt/csv.
+# Files in $OUT/cupti: summary.txt, one log per step, *.json/*.csv reports, ncu-*.csv, compare-*.md.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 gpu_init cupti
@@ -17,7 +17,10 @@ dir=$LOG_DIR
 step --tail 15 test_cupti_gpu "$build/tests/test_cupti_gpu"
 
 # ---- 2. cost per launch ----
-step --tail 12 bench_cupti bash "$root/bench/run_cupti_benchmarks.sh" "$build" "$dir/bench_cupti"
+# (CUPTI_SKIP_BENCH=1 leaves it out, for a run that only needs the comparisons below.)
+if [ "${CUPTI_SKIP_BENCH:-0}" != 1 ]; then
+  step --tail 12 bench_cupti bash "$root/bench/run_cupti_benchmarks.sh" "$build" "$dir/bench_cupti"
+fi
 
 # ---- 3. per path against Nsight Compute ----
 resnet="$build/examples/resnet_training/resnet_training"
@@ -46,15 +49,13 @@ for app in resnet detr; do
       --report "captured,table=$dir/$app-$src.txt,json=$dir/$app-$src.json,csv=$dir/$app-$src.csv,gpu=$src"
   done
   if command -v ncu >/dev/null; then
-    step --tail 3 --timeout 400 "$app-ncu-text" env ${capture:+NSIGHTKIT_CAPTURE=$capture} \
-      ncu "${ncu_args[@]}" --print-nvtx-rename none "$exe" "${args[@]}" --report off
-    cp "$dir/$app-ncu-text.log" "$dir/ncu-$app.txt"
-    step --tail 3 --timeout 400 "$app-ncu-csv" env ${capture:+NSIGHTKIT_CAPTURE=$capture} \
-      ncu "${ncu_args[@]}" --csv --print-nvtx-rename kernel "$exe" "${args[@]}" --report off
-    cp "$dir/$app-ncu-csv.log" "$dir/ncu-$app.csv"
+    step --tail 3 --timeout 400 "$app-ncu" env ${capture:+NSIGHTKIT_CAPTURE=$capture} \
+      ncu "${ncu_args[@]}" --csv --print-nvtx-rename none "$exe" "${args[@]}" --report off
+    cp "$dir/$app-ncu.log" "$dir/ncu-$app.csv"
     if [ -f "$root/scripts/gpu/compare_cupti_ncu.py" ]; then
       step --tail 40 "$app-compare" python3 "$root/scripts/gpu/compare_cupti_ncu.py" \
-        --report "$dir/$app-cupti.json" --events "$dir/$app-events.json" --ncu "$dir/ncu-$app.txt"
+        --report "$dir/$app-cupti.json" --events "$dir/$app-events.json" --ncu "$dir/ncu-$app.csv" \
+        --markdown "$dir/compare-$app.md"
     fi
   else
     fail "ncu not found"

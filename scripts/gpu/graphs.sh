@@ -38,14 +38,15 @@ step --tail 40 detr-graph "$exe" --device cuda --cuda-graph "${extra[@]}" --warm
   --iterations 50 --report "json=$dir/report.json,table=$dir/table.txt,gpu=cupti"
 
 if command -v ncu >/dev/null; then
-  step --tail 5 --timeout 500 detr-graph-ncu ncu --nvtx --print-nvtx-rename none \
+  step --tail 5 --timeout 500 detr-graph-ncu ncu --nvtx --csv --print-nvtx-rename none \
     --graph-profiling node --clock-control none --cache-control none \
     --metrics gpu__time_duration.sum "$exe" --device cuda --cuda-graph "${extra[@]}" \
     --warmup 0 --iterations 1 --quiet --report off
-  cp "$dir/detr-graph-ncu.log" "$dir/ncu-detr-graph.txt"
+  cp "$dir/detr-graph-ncu.log" "$dir/ncu-detr-graph.csv"
   if [ -f "$root/scripts/gpu/compare_graph_ncu.py" ]; then
     step --tail 40 detr-graph-compare python3 "$root/scripts/gpu/compare_graph_ncu.py" \
-      --report "$dir/report.graph.json" --ncu "$dir/ncu-detr-graph.txt"
+      --report "$dir/report.graph.json" --ncu "$dir/ncu-detr-graph.csv" \
+      --markdown "$dir/compare-graph.md"
   fi
 else
   fail "ncu not found"
