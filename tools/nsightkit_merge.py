@@ -487,6 +487,20 @@ def collective_waits(rows, basis, th):
     return waits
 
 
+def collective_time(tree, basis, th):
+    """{rank: ns}: per rank, the summed totals of the outermost collective paths (a rank's share
+    of waiting for the others); None when no path is a collective (timed on `basis`)."""
+    by_key = {m.key: m for m in tree}
+    out, found = {}, False
+    for m in tree:
+        if not is_collective(m, th) or (m.key[:-1] in by_key and is_collective(by_key[m.key[:-1]], th)):
+            continue
+        for r, v in m.per_rank(basis).items():
+            found = True
+            out[r] = out.get(r, 0) + v
+    return out if found else None
+
+
 def find_stragglers(rows, basis, run_median, th):
     """A rank is flagged on a row when its total exceeds the median of the other ranks' totals by
     more than `th.excess` (relative) AND by more than `th.excess_ns` (absolute), on a row whose
@@ -723,7 +737,7 @@ def format_report(summaries, tree, steps, start_end, args, th):
     if args.top is not None and len(rows) < len(tree):
         lines.append(f"({len(tree) - len(rows)} smaller paths not shown: --top {args.top})")
     if basis == "cpu" and any(m.per_rank("gpu") for m in tree):
-        lines.append("(GPU times present: --gpu shows and judges them)")
+        lines.append("(GPU times present: nsightkit_merge.py --gpu shows and judges them)")
     if steps is not None and basis == "cpu":
         lines.append("")
         lines.append("capture-window steps:")
@@ -757,6 +771,23 @@ def format_report(summaries, tree, steps, start_end, args, th):
         for m in missing:
             lacking = [r for r in all_ranks if r not in m.ranks]
             lines.append(f"  {m.path}: not on rank(s) {', '.join(map(str, lacking))}")
+
+    in_collectives = collective_time(tree, basis, th)
+    if in_collectives is not None:
+        lines.append("")
+        lines.append(
+            f"time in collectives ({'CPU' if basis == 'cpu' else 'GPU'} time): per rank, the outermost paths "
+            "matching a collective pattern"
+        )
+        rows = [
+            [
+                f"rank {s.rank}",
+                fmt_ns(in_collectives.get(s.rank, 0)),
+                f"{100 * in_collectives.get(s.rank, 0) / s.run_ns:.1f}%" if s.run_ns > 0 else "-",
+            ]
+            for s in summaries
+        ]
+        render_table(lines, ["rank", "in collectives", "% of its run"], rows)
 
     lines.append("")
     judged_rows = list(tree) + ([steps] if steps is not None and basis == "cpu" else [])
@@ -810,6 +841,21 @@ def merged_json(summaries, tree, steps, start_end, th, msgs):
             "slowest_rank_counts": [{"rank": r, "paths": n} for r, n in sorted(counts.items())],
             "collectives": [m.path for m in collectives],
         }
+    in_collectives = {}
+    for basis in ("cpu", "gpu"):
+        ct = collective_time(tree, basis, th)
+        in_collectives[basis] = (
+            None
+            if ct is None
+            else [
+                {
+                    "rank": s.rank,
+                    "total_ns": ct.get(s.rank, 0),
+                    "share": ct.get(s.rank, 0) / s.run_ns if s.run_ns > 0 else None,
+                }
+                for s in summaries
+            ]
+        )
     marks = {}
     for s in summaries:
         for (domain, name), count in s.marks.items():
@@ -837,6 +883,7 @@ def merged_json(summaries, tree, steps, start_end, th, msgs):
         "start_end_ranges": [row_json(m, all_ranks) for m in start_end],
         "marks": [{"domain": d, "name": n, "per_rank": v} for (d, n), v in marks.items()],
         "stragglers": stragglers,
+        "collective_time": in_collectives,
         "messages": msgs.items,
     }
 

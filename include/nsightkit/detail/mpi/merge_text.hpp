@@ -1,0 +1,646 @@
+// Internal: the merged report's text outputs — the table, the merged summary JSON ("format":
+// "nsightkit-merged-report") and the CSV — as tools/nsightkit_merge.py writes them with its
+// default options (tree order, CPU time in the table, both bases in JSON and CSV), so that the
+// two agree line for line. Numbers follow Python's: a median is an integer when it is one.
+#pragma once
+
+#include <nsightkit/config.hpp>
+#include <nsightkit/detail/json.hpp>
+#include <nsightkit/detail/mpi/merge.hpp>
+#include <nsightkit/detail/report/text_sink.hpp>
+#include <nsightkit/detail/text.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+namespace detail::mpi {
+
+/// A warning or note of the merge (printed by rank 0, kept in the merged JSON).
+struct Message {
+  char const* level;  ///< "warning" or "note"
+  std::string text;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Numbers as the offline tool prints them
+
+/// Three significant digits: "812 ns", "3.25 us", "12.3 ms", "1.23 s".
+inline std::string fmt_ns(double ns) {
+  if (std::abs(ns) < 999.5) return fmt::format("{:.0f} ns", ns);
+  static constexpr std::pair<double, char const*> units[] = {{1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
+  for (auto const& [scale, unit] : units) {
+    double const v = ns / scale;
+    if (std::abs(v) < 999.5 || scale == 1e9) {
+      if (std::abs(v) < 9.995) return fmt::format("{:.2f} {}", v, unit);
+      if (std::abs(v) < 99.95) return fmt::format("{:.1f} {}", v, unit);
+      return fmt::format("{:.0f} {}", v, unit);
+    }
+  }
+  return "-";
+}
+
+inline std::string fmt_ns(std::optional<double> ns) { return ns ? fmt_ns(*ns) : "-"; }
+
+/// A number that is an integer when it is one (totals, medians of totals).
+inline std::string num(double v) {
+  if (std::isfinite(v) && v == std::floor(v) && std::abs(v) < 9007199254740992.0)
+    return fmt::format("{}", static_cast<std::int64_t>(v));
+  return fmt::format("{}", v);
+}
+
+/// A quotient, always written as a floating-point number ("1.0", "0.25").
+inline std::string flt(double v) {
+  std::string s = fmt::format("{}", v);
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table
+
+/// Left-aligned first column, the others right-aligned, two spaces apart (widths in code points).
+inline void render_table(std::vector<std::string>& lines, std::vector<std::string> const& header,
+                         std::vector<std::vector<std::string>> const& rows) {
+  std::vector<std::size_t> widths(header.size(), 0);
+  auto measure = [&](std::vector<std::string> const& r) {
+    for (std::size_t i = 0; i < r.size() && i < widths.size(); ++i)
+      widths[i] = std::max(widths[i], code_points(r[i]));
+  };
+  measure(header);
+  for (auto const& r : rows) measure(r);
+  auto emit = [&](std::vector<std::string> const& r) {
+    std::string line;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      std::size_t const pad = widths[i] - code_points(r[i]);
+      if (i != 0) line += "  ";
+      if (i != 0) line.append(pad, ' ');
+      line += r[i];
+      if (i == 0) line.append(pad, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    lines.push_back(std::move(line));
+  };
+  emit(header);
+  for (auto const& r : rows) emit(r);
+}
+
+inline std::string fmt_excess(std::optional<Spread> const& st) {
+  if (!st || !st->has_others) return "-";
+  if (!st->has_excess) return st->excess_ns > 0 ? "inf" : "+0%";
+  return fmt::format("+{:.0f}%", st->excess * 100);
+}
+
+inline std::string fmt_calls(std::map<int, std::uint64_t> const& counts) {
+  if (counts.empty()) return "-";
+  std::uint64_t lo = counts.begin()->second, hi = lo;
+  for (auto const& [r, c] : counts) {
+    lo = std::min(lo, c);
+    hi = std::max(hi, c);
+  }
+  return lo == hi ? std::to_string(lo) : fmt::format("{}..{}", lo, hi);
+}
+
+inline std::string join_ranks(std::vector<int> const& ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    out += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
+  return out;
+}
+
+inline std::vector<std::vector<std::string>> table_rows(std::vector<Merged const*> const& rows,
+                                                        std::size_t n_ranks, double run_median,
+                                                        bool tree) {
+  std::vector<std::vector<std::string>> out;
+  for (Merged const* m : rows) {
+    PerRank const per_rank = m->per_rank(Basis::cpu);
+    auto const st = spread(per_rank);
+    std::string name = tree ? std::string(2 * m->depth, ' ') + m->label : m->path;
+    out.push_back({std::move(name), fmt::format("{}/{}", m->ranks.size(), n_ranks),
+                   fmt_calls(m->counts(Basis::cpu)),
+                   st ? fmt::format("{:.1f}%", share_of_run(*m, Basis::cpu, run_median) * 100)
+                      : std::string{"-"},
+                   st ? fmt_ns(st->min_ns) : "-", st ? fmt_ns(st->median_ns) : "-",
+                   st ? fmt_ns(st->max_ns) : "-",
+                   st && per_rank.size() > 1 ? fmt::format("rank {}", st->slowest) : "-",
+                   fmt_excess(st), fmt_ns(m->mean_per_call(Basis::cpu))});
+  }
+  return out;
+}
+
+inline std::vector<std::string> straggler_lines(Stragglers const& s, Basis basis,
+                                                Thresholds const& th, std::size_t n_ranks,
+                                                std::size_t max_paths) {
+  char const* what = basis == Basis::cpu ? "CPU" : "GPU";
+  std::vector<std::string> lines{
+      fmt::format("stragglers ({} time): a rank is flagged on a path when its total exceeds the "
+                  "median of the",
+                  what),
+      fmt::format("other ranks' totals by more than {:g}% and by more than {:g} ms; only paths "
+                  "holding >= {:g}%",
+                  th.excess * 100, th.excess_ns / 1e6, th.share * 100),
+      "of the run are judged, collectives excepted;",
+      basis == Basis::gpu
+          ? "paths holding a collective are not judged (it overlaps them on another stream)"
+          : "a path's time inside collectives (waiting for other ranks) is subtracted first"};
+  if (n_ranks < 2) {
+    lines.emplace_back("  only one rank: nothing to compare");
+    return lines;
+  }
+  if (s.judged == 0) {
+    lines.emplace_back("  no path holds enough of the run to judge");
+  } else if (s.findings.empty()) {
+    lines.push_back(fmt::format(
+        "  none: on all {} judged paths every rank is within the thresholds", s.judged));
+  }
+  std::vector<int> order;
+  std::map<int, std::vector<Finding const*>> by_rank;
+  for (Finding const& f : s.findings) {
+    if (by_rank.count(f.rank) == 0) order.push_back(f.rank);
+    by_rank[f.rank].push_back(&f);
+  }
+  auto largest = [&](int r) {
+    double m = by_rank[r].front()->excess_ns;
+    for (Finding const* f : by_rank[r]) m = std::max(m, f->excess_ns);
+    return m;
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return largest(a) > largest(b); });
+  std::string const others = n_ranks == 2 ? "other rank" : "others' median";
+  for (int r : order) {
+    std::vector<Finding const*> const& fs = by_rank[r];
+    Finding const* top = fs.front();
+    for (Finding const* f : fs) {
+      if (f->excess_ns > top->excess_ns) top = f;
+    }
+    lines.push_back(fmt::format("  rank {}: slow on {} of {} judged paths, by up to {} ({})", r,
+                                fs.size(), s.judged, fmt_ns(top->excess_ns), top->path));
+    std::vector<Finding const*> shown = fs;
+    std::stable_sort(shown.begin(), shown.end(), [](Finding const* a, Finding const* b) {
+      return a->excess_ns > b->excess_ns;
+    });
+    if (shown.size() > max_paths) shown.resize(max_paths);
+    std::set<Finding const*> const keep(shown.begin(), shown.end());
+    std::vector<std::vector<std::string>> rows;
+    for (Finding const* f : fs) {
+      if (keep.count(f) == 0) continue;
+      rows.push_back({std::string(2 * f->depth, ' ') + f->path, fmt_ns(f->total_ns),
+                      fmt_ns(f->others_median_ns), "+" + fmt_ns(f->excess_ns),
+                      f->has_excess ? fmt::format("+{:.0f}%", f->excess * 100) : "inf"});
+    }
+    std::vector<std::string> table;
+    render_table(table, {"path", fmt::format("rank {}", r), others, "excess", "%"}, rows);
+    for (auto const& t : table) lines.push_back("    " + t);
+    if (fs.size() > shown.size()) {
+      lines.push_back(
+          fmt::format("    ... and {} more (--straggler-paths)", fs.size() - shown.size()));
+    }
+  }
+  if (s.judged != 0) {
+    std::vector<std::pair<int, int>> counts(s.slowest_counts.begin(), s.slowest_counts.end());
+    std::stable_sort(counts.begin(), counts.end(),
+                     [](auto const& a, auto const& b) { return a.second > b.second; });
+    std::string text;
+    for (auto const& [r, n] : counts)
+      text += fmt::format("{}rank {} on {}", text.empty() ? "" : ", ", r, n);
+    lines.push_back(
+        "  slowest rank per judged path (some rank always is; not a verdict by itself): " + text);
+  }
+  for (Merged const* m : s.collectives) {
+    auto const st = m->stats(basis);
+    lines.push_back(fmt::format(
+        "  collective {}: shortest on rank {} ({}, median {}): the last rank to arrive waits least",
+        m->path, st->fastest, fmt_ns(st->min_ns), fmt_ns(st->median_ns)));
+  }
+  return lines;
+}
+
+/// The merge's options that change its results (MergeOptions without the MPI parts).
+struct TextOptions {
+  Thresholds thresholds;
+  std::size_t straggler_paths{8};
+};
+
+/// The merged table, as `nsightkit_merge.py` prints it without options.
+inline std::string format_table(MergedView const& v, TextOptions const& o) {
+  std::vector<int> const all_ranks = v.rank_numbers();
+  Spread const run = run_spread(v);
+  std::vector<std::string> lines{
+      fmt::format("nsightkit merged report: {} ranks ({}); run time median {} (min {}, max {} on "
+                  "rank {})",
+                  all_ranks.size(), join_ranks(all_ranks), fmt_ns(run.median_ns),
+                  fmt_ns(run.min_ns), fmt_ns(run.max_ns), run.slowest),
+      "CPU wall time per range path; a rank's total is the sum over its threads. min/median/max: "
+      "across the",
+      "ranks that have the path; slowest: the rank with the max; excess: how much the slowest "
+      "exceeds the",
+      "median of the other ranks (with 2 ranks: the other rank); %run: median total / median run "
+      "time;",
+      "mean/call: all ranks' time over all their calls",
+      ""};
+  std::vector<std::string> const header{"path",   "ranks", "calls",   "%run",   "min",
+                                        "median", "max",   "slowest", "excess", "mean/call"};
+  render_table(lines, header, table_rows(v.tree, all_ranks.size(), run.median_ns, true));
+  bool const gpu = std::any_of(v.tree.begin(), v.tree.end(),
+                               [](Merged const* m) { return !m->per_rank(Basis::gpu).empty(); });
+  if (gpu)
+    lines.emplace_back("(GPU times present: nsightkit_merge.py --gpu shows and judges them)");
+  if (v.steps != nullptr) {
+    lines.emplace_back("");
+    lines.emplace_back("capture-window steps:");
+    render_table(lines, header, table_rows({v.steps}, all_ranks.size(), run.median_ns, false));
+  }
+  if (!v.start_end.empty()) {
+    lines.emplace_back("");
+    lines.emplace_back("start/end ranges (by name, not part of paths):");
+    render_table(lines, header, table_rows(v.start_end, all_ranks.size(), run.median_ns, false));
+  }
+  // Marks: by domain and name, in the order first seen.
+  std::vector<std::pair<Component, std::map<int, std::uint64_t>>> marks;
+  for (RankReport const* s : v.ranks) {
+    for (RankMark const& mk : s->marks) {
+      auto it = std::find_if(marks.begin(), marks.end(), [&](auto const& e) {
+        return e.first.domain == mk.domain && e.first.name == mk.name;
+      });
+      if (it == marks.end()) it = marks.insert(marks.end(), {Component{mk.domain, mk.name}, {}});
+      it->second[s->rank] = mk.count;
+    }
+  }
+  if (!marks.empty()) {
+    lines.emplace_back("");
+    lines.emplace_back("marks:");
+    for (auto const& [mark, per_rank] : marks) {
+      std::string const label = component_label(mark.domain, mark.name);
+      std::set<std::uint64_t> counts;
+      for (auto const& [r, c] : per_rank) counts.insert(c);
+      if (counts.size() == 1 && per_rank.size() == all_ranks.size()) {
+        lines.push_back(fmt::format("  {}: {} on every rank", label, *counts.begin()));
+      } else {
+        std::string text;
+        for (int r : all_ranks) {
+          auto const it = per_rank.find(r);
+          text += fmt::format("{}rank {} {}", text.empty() ? "" : ", ", r,
+                              it != per_rank.end() ? it->second : 0);
+        }
+        lines.push_back(fmt::format("  {}: {}", label, text));
+      }
+    }
+  }
+  std::vector<std::string> missing;
+  for (Merged const* m : v.tree) {
+    if (m->ranks.size() >= all_ranks.size()) continue;
+    std::vector<int> lacking;
+    for (int r : all_ranks) {
+      if (m->ranks.count(r) == 0) lacking.push_back(r);
+    }
+    missing.push_back(fmt::format("  {}: not on rank(s) {}", m->path, join_ranks(lacking)));
+  }
+  if (!missing.empty()) {
+    lines.emplace_back("");
+    lines.emplace_back("paths missing on some ranks:");
+    lines.insert(lines.end(), missing.begin(), missing.end());
+  }
+  if (auto const ct = collective_time(v.tree, Basis::cpu, o.thresholds)) {
+    lines.emplace_back("");
+    lines.emplace_back(
+        "time in collectives (CPU time): per rank, the outermost paths matching a collective "
+        "pattern");
+    std::vector<std::vector<std::string>> rows;
+    for (RankReport const* s : v.ranks) {
+      auto const it = ct->find(s->rank);
+      double const t = it != ct->end() ? it->second : 0.0;
+      rows.push_back({fmt::format("rank {}", s->rank), fmt_ns(t),
+                      s->run_ns > 0
+                          ? fmt::format("{:.1f}%", 100.0 * t / static_cast<double>(s->run_ns))
+                          : "-"});
+    }
+    render_table(lines, {"rank", "in collectives", "% of its run"}, rows);
+  }
+  lines.emplace_back("");
+  Stragglers const s =
+      find_stragglers(judged_rows(v, Basis::cpu), Basis::cpu, run.median_ns, o.thresholds);
+  auto const sl = straggler_lines(s, Basis::cpu, o.thresholds, all_ranks.size(), o.straggler_paths);
+  lines.insert(lines.end(), sl.begin(), sl.end());
+  std::string out;
+  for (auto const& l : lines) {
+    out += l;
+    out += '\n';
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+/// Opens an object with a spread's fields; the caller adds more and closes it.
+inline void json_spread(std::string& out, Spread const& st) {
+  fmt::format_to(std::back_inserter(out),
+                 "{{\"min_ns\":{},\"median_ns\":{},\"max_ns\":{},\"slowest_rank\":{},"
+                 "\"fastest_rank\":{},\"others_median_ns\":{},\"excess_ns\":{},\"excess\":{}",
+                 num(st.min_ns), num(st.median_ns), num(st.max_ns), st.slowest, st.fastest,
+                 st.has_others ? num(st.others_median_ns) : "null",
+                 st.has_others ? num(st.excess_ns) : "null",
+                 st.has_others && st.has_excess ? flt(st.excess) : "null");
+}
+
+inline void json_stats(std::string& out, Merged const& m, Basis basis) {
+  auto const st = m.stats(basis);
+  if (!st) {
+    out += "null";
+    return;
+  }
+  json_spread(out, *st);
+  auto const mean = m.mean_per_call(basis);
+  out += ",\"mean_per_call_ns\":";
+  out += mean ? flt(*mean) : "null";
+  out += ",\"per_rank\":[";
+  auto const counts = m.counts(basis);
+  bool first = true;
+  for (auto const& [r, t] : m.per_rank(basis)) {
+    fmt::format_to(std::back_inserter(out), "{}{{\"rank\":{},\"count\":{},\"total_ns\":{}}}",
+                   first ? "" : ",", r, counts.at(r), num(t));
+    first = false;
+  }
+  out += "]}";
+}
+
+inline void json_int_list(std::string& out, std::vector<int> const& v) {
+  out += '[';
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i == 0 ? "" : ",") + std::to_string(v[i]);
+  out += ']';
+}
+
+inline void json_merged_row(std::string& out, Merged const& m, std::vector<int> const& all_ranks) {
+  out += "{\"section\":";
+  json_string(out, to_string(m.section));
+  out += ",\"path\":";
+  json_string(out, m.path);
+  fmt::format_to(std::back_inserter(out), ",\"depth\":{},\"components\":", m.depth);
+  if (m.section == Section::paths) {
+    out += '[';
+    for (std::size_t i = 0; i < m.key.size(); ++i) {
+      out += i == 0 ? "[" : ",[";
+      json_string(out, m.key[i].domain);
+      out += ',';
+      json_string(out, m.key[i].name);
+      out += ']';
+    }
+    out += ']';
+  } else {
+    out += "null";
+  }
+  std::vector<int> present, missing;
+  for (int r : all_ranks) (m.ranks.count(r) != 0 ? present : missing).push_back(r);
+  out += ",\"ranks_present\":";
+  json_int_list(out, present);
+  out += ",\"ranks_missing\":";
+  json_int_list(out, missing);
+  out += ",\"cpu\":";
+  json_stats(out, m, Basis::cpu);
+  out += ",\"gpu\":";
+  json_stats(out, m, Basis::gpu);
+  out += '}';
+}
+
+inline void json_stragglers(std::string& out, Stragglers const& s) {
+  out += "{\"findings\":[";
+  for (std::size_t i = 0; i < s.findings.size(); ++i) {
+    Finding const& f = s.findings[i];
+    fmt::format_to(std::back_inserter(out), "{}\n  {{\"rank\":{},\"section\":", i == 0 ? "" : ",",
+                   f.rank);
+    json_string(out, to_string(f.section));
+    out += ",\"path\":";
+    json_string(out, f.path);
+    fmt::format_to(std::back_inserter(out),
+                   ",\"depth\":{},\"total_ns\":{},\"others_median_ns\":{},\"excess_ns\":{},"
+                   "\"excess\":{},\"waiting_excluded_ns\":{},\"share\":{},\"ranks_compared\":{}}}",
+                   f.depth, num(f.total_ns), num(f.others_median_ns), num(f.excess_ns),
+                   f.has_excess ? flt(f.excess) : "null", num(f.waiting_excluded_ns), flt(f.share),
+                   f.ranks_compared);
+  }
+  fmt::format_to(std::back_inserter(out), "],\"judged_paths\":{},\"slowest_rank_counts\":[",
+                 s.judged);
+  bool first = true;
+  for (auto const& [r, n] : s.slowest_counts) {
+    fmt::format_to(std::back_inserter(out), "{}{{\"rank\":{},\"paths\":{}}}", first ? "" : ",", r,
+                   n);
+    first = false;
+  }
+  out += "],\"collectives\":[";
+  for (std::size_t i = 0; i < s.collectives.size(); ++i) {
+    if (i != 0) out += ',';
+    json_string(out, s.collectives[i]->path);
+  }
+  out += "]}";
+}
+
+inline void json_collective_time(std::string& out, MergedView const& v, Basis basis,
+                                 Thresholds const& th) {
+  auto const ct = collective_time(v.tree, basis, th);
+  if (!ct) {
+    out += "null";
+    return;
+  }
+  out += '[';
+  for (std::size_t i = 0; i < v.ranks.size(); ++i) {
+    RankReport const* s = v.ranks[i];
+    auto const it = ct->find(s->rank);
+    double const t = it != ct->end() ? it->second : 0.0;
+    fmt::format_to(std::back_inserter(out), "{}{{\"rank\":{},\"total_ns\":{},\"share\":{}}}",
+                   i == 0 ? "" : ",", s->rank, num(t),
+                   s->run_ns > 0 ? flt(t / static_cast<double>(s->run_ns)) : "null");
+  }
+  out += ']';
+}
+
+/// The merged summary (format "nsightkit-merged-report", version 1, as --json-out writes it).
+inline void merged_json(report::TextSink& sink, MergedView const& v, TextOptions const& o,
+                        std::vector<Message> const& messages, std::string const& producer) {
+  std::string& out = sink.buffer();
+  std::vector<int> const all_ranks = v.rank_numbers();
+  Thresholds const& th = o.thresholds;
+  out += "{\"format\":\"nsightkit-merged-report\",\"version\":1,\"producer\":";
+  json_string(out, producer);
+  out += ",\n\"ranks\":[";
+  for (std::size_t i = 0; i < v.ranks.size(); ++i) {
+    RankReport const* s = v.ranks[i];
+    fmt::format_to(std::back_inserter(out),
+                   "{}\n {{\"rank\":{},\"rank_assigned\":false,\"file\":", i == 0 ? "" : ",",
+                   s->rank);
+    if (s->summary_file.empty()) {
+      out += "null";
+    } else {
+      json_string(out, s->summary_file);
+    }
+    fmt::format_to(std::back_inserter(out), ",\"pid\":{},\"nsightkit_version\":", s->pid);
+    json_string(out, s->version);
+    fmt::format_to(std::back_inserter(out), ",\"run_ns\":{},\"captured_only\":{}}}", s->run_ns,
+                   s->captured_only ? "true" : "false");
+  }
+  out += "],\n\"run_ns\":";
+  if (v.ranks.empty()) {
+    out += "null";
+  } else {
+    json_spread(out, run_spread(v));
+    out += '}';
+  }
+  fmt::format_to(std::back_inserter(out),
+                 ",\n\"thresholds\":{{\"min_excess_pct\":{},\"min_excess_ms\":{},"
+                 "\"min_share_pct\":{},\"collective_patterns\":[",
+                 flt(th.excess * 100), flt(th.excess_ns / 1e6), flt(th.share * 100));
+  for (std::size_t i = 0; i < th.collectives.size(); ++i) {
+    if (i != 0) out += ',';
+    json_string(out, th.collectives[i]);
+  }
+  out += "]},\n\"paths\":[";
+  for (std::size_t i = 0; i < v.tree.size(); ++i) {
+    out += i == 0 ? "\n " : ",\n ";
+    json_merged_row(out, *v.tree[i], all_ranks);
+    sink.maybe_flush();
+  }
+  out += "],\n\"steps\":";
+  if (v.steps != nullptr) {
+    json_merged_row(out, *v.steps, all_ranks);
+  } else {
+    out += "null";
+  }
+  out += ",\n\"start_end_ranges\":[";
+  for (std::size_t i = 0; i < v.start_end.size(); ++i) {
+    out += i == 0 ? "\n " : ",\n ";
+    json_merged_row(out, *v.start_end[i], all_ranks);
+  }
+  out += "],\n\"marks\":[";
+  std::vector<std::pair<Component, std::vector<std::pair<int, std::uint64_t>>>> marks;
+  for (RankReport const* s : v.ranks) {
+    for (RankMark const& mk : s->marks) {
+      auto it = std::find_if(marks.begin(), marks.end(), [&](auto const& e) {
+        return e.first.domain == mk.domain && e.first.name == mk.name;
+      });
+      if (it == marks.end()) it = marks.insert(marks.end(), {Component{mk.domain, mk.name}, {}});
+      it->second.emplace_back(s->rank, mk.count);
+    }
+  }
+  for (std::size_t i = 0; i < marks.size(); ++i) {
+    out += i == 0 ? "\n {\"domain\":" : ",\n {\"domain\":";
+    json_string(out, marks[i].first.domain);
+    out += ",\"name\":";
+    json_string(out, marks[i].first.name);
+    out += ",\"per_rank\":[";
+    for (std::size_t j = 0; j < marks[i].second.size(); ++j) {
+      fmt::format_to(std::back_inserter(out), "{}{{\"rank\":{},\"count\":{}}}", j == 0 ? "" : ",",
+                     marks[i].second[j].first, marks[i].second[j].second);
+    }
+    out += "]}";
+  }
+  out += "],\n\"stragglers\":{";
+  double const run_median = run_spread(v).median_ns;
+  for (Basis basis : {Basis::cpu, Basis::gpu}) {
+    out += basis == Basis::cpu ? "\"cpu\":" : ",\n\"gpu\":";
+    json_stragglers(out, find_stragglers(judged_rows(v, basis), basis, run_median, th));
+  }
+  out += "},\n\"collective_time\":{\"cpu\":";
+  json_collective_time(out, v, Basis::cpu, th);
+  out += ",\"gpu\":";
+  json_collective_time(out, v, Basis::gpu, th);
+  out += "},\n\"messages\":[";
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    out += i == 0 ? "\n {\"level\":" : ",\n {\"level\":";
+    json_string(out, messages[i].level);
+    out += ",\"text\":";
+    json_string(out, messages[i].text);
+    out += '}';
+  }
+  out += "]}\n";
+  sink.flush();
+}
+
+// ---------------------------------------------------------------------------------------------
+// CSV
+
+/// A CSV field quoted where it must be (a comma, a quote, a line break).
+inline void csv_field(std::string& out, std::string const& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) {
+    out += s;
+    return;
+  }
+  out += '"';
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+}
+
+/// One row per path (then the steps and the start/end ranges): statistics for both bases, then
+/// each rank's CPU and GPU totals and counts.
+inline void merged_csv(report::TextSink& sink, MergedView const& v) {
+  std::string& out = sink.buffer();
+  std::vector<int> const all_ranks = v.rank_numbers();
+  static constexpr char const* stats[] = {
+      "min_ns", "median_ns", "max_ns", "slowest_rank", "excess_ns", "excess", "mean_per_call_ns"};
+  out += "section,path,depth,ranks_present,ranks_missing";
+  for (char const* basis : {"cpu", "gpu"}) {
+    for (char const* k : stats) fmt::format_to(std::back_inserter(out), ",{}_{}", basis, k);
+  }
+  for (char const* basis : {"cpu", "gpu"}) {
+    for (int r : all_ranks)
+      fmt::format_to(std::back_inserter(out), ",{}_total_ns_rank{}", basis, r);
+  }
+  for (int r : all_ranks) fmt::format_to(std::back_inserter(out), ",count_rank{}", r);
+  out += '\n';
+  std::vector<Merged const*> rows = v.tree;
+  if (v.steps != nullptr) rows.push_back(v.steps);
+  rows.insert(rows.end(), v.start_end.begin(), v.start_end.end());
+  for (Merged const* m : rows) {
+    out += to_string(m->section);
+    out += ',';
+    csv_field(out, m->path);
+    std::string missing;
+    for (int r : all_ranks) {
+      if (m->ranks.count(r) == 0) missing += (missing.empty() ? "" : " ") + std::to_string(r);
+    }
+    fmt::format_to(std::back_inserter(out), ",{},{},{}", m->depth, m->ranks.size(), missing);
+    for (Basis basis : {Basis::cpu, Basis::gpu}) {
+      auto const st = m->stats(basis);
+      if (!st) {
+        out += ",,,,,,,";
+        continue;
+      }
+      auto const mean = m->mean_per_call(basis);
+      fmt::format_to(
+          std::back_inserter(out), ",{},{},{},{},{},{},{}", num(st->min_ns), num(st->median_ns),
+          num(st->max_ns), st->slowest, st->has_others ? num(st->excess_ns) : "",
+          st->has_others && st->has_excess ? flt(st->excess) : "", mean ? flt(*mean) : "");
+    }
+    for (Basis basis : {Basis::cpu, Basis::gpu}) {
+      PerRank const per_rank = m->per_rank(basis);
+      for (int r : all_ranks) {
+        auto const it = per_rank.find(r);
+        out += ',';
+        if (it != per_rank.end()) out += num(it->second);
+      }
+    }
+    auto const counts = m->counts(Basis::cpu);
+    for (int r : all_ranks) {
+      auto const it = counts.find(r);
+      out += ',';
+      if (it != counts.end()) out += std::to_string(it->second);
+    }
+    out += '\n';
+    sink.maybe_flush();
+  }
+  sink.flush();
+}
+
+}  // namespace detail::mpi
+NSIGHTKIT_DETAIL_END_NAMESPACE

@@ -1,0 +1,150 @@
+// A small data-parallel "training loop" on the CPU for the nsightkit::mpi tests, started by
+// mpiexec (tests/mpi/test_mpi.py). The report comes from NSIGHTKIT_REPORT; nsightkit::mpi merges
+// it on rank 0 in MPI_Finalize (or in Report::write() with --explicit). Every step: "data" on a
+// loader thread and the main thread, "forward" (rank 1 sleeps --slow-ms in forward/layer2: the
+// straggler), "backward" holding an MPI all-reduce in a range named as a collective, "optimizer";
+// rank 0 alone saves a checkpoint (a path the other ranks lack) and sets a mark.
+//
+//   mpi_report_demo [--explicit] [--no-same-host] [--timeout S] [--slow-ms MS]
+//                   [--fail throw|stall-gather|stall-collective|die]
+// --fail: rank 1 throws at step 3 (uncaught), sleeps 120 s before the report's gather, sleeps
+// 120 s before its all-reduce of step 3, or exits abruptly at step 3. The job must end at once
+// with a line naming the failure.
+#include <nsightkit/detail/capture_state.hpp>
+#include <nsightkit/mpi.hpp>
+#include <nsightkit/report.hpp>
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using us = std::chrono::microseconds;
+
+void busy(us d) {
+  auto const end = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+[[noreturn]] void usage(char const* why) {
+  std::fprintf(stderr, "mpi_report_demo: %s\n", why);
+  std::exit(2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  bool explicit_write = false;
+  std::string fail;
+  int slow_ms = 10;
+  nsightkit::mpi::Options options;
+  options.timeout_s = 60;
+  for (int i = 1; i < argc; ++i) {
+    std::string const a = argv[i];
+    if (a == "--explicit") {
+      explicit_write = true;
+    } else if (a == "--no-same-host") {
+      options.same_host_clocks = false;
+    } else if (a == "--timeout" && i + 1 < argc) {
+      options.timeout_s = std::atof(argv[++i]);
+    } else if (a == "--slow-ms" && i + 1 < argc) {
+      slow_ms = std::atoi(argv[++i]);
+    } else if (a == "--fail" && i + 1 < argc) {
+      fail = argv[++i];
+    } else {
+      usage(("unknown argument " + a).c_str());
+    }
+  }
+  if (!nsightkit::mpi::enable(MPI_COMM_WORLD, options)) return 1;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  bool const failing = rank == 1;
+  if (explicit_write && nsightkit::Report::is_enabled()) {
+    // Written by the Report::write() below alone, not again at exit (in MPI_Finalize).
+    nsightkit::ReportOptions o = nsightkit::Report::options();
+    o.at_exit = false;
+    nsightkit::Report::enable(o);
+  }
+
+  nsightkit::name_current_thread(("rank " + std::to_string(rank) + " main").c_str());
+  std::thread loader{[rank] {
+    nsightkit::name_current_thread(("rank " + std::to_string(rank) + " loader").c_str());
+    for (int i = 0; i < 10; ++i) {
+      nsightkit::ScopedRange r{"data"};
+      busy(us{300});
+    }
+  }};
+  nsightkit::Attributes const step_attr{nsightkit::detail::step_category()};
+  nsightkit::UniqueRange epoch{"epoch"};
+  std::vector<float> grads(4096, 1.0f + static_cast<float>(rank));
+  for (int step = 0; step < 10; ++step) {
+    nsightkit::ScopedRange s{step_attr, "step " + std::to_string(step)};
+    {
+      nsightkit::ScopedRange d{"data"};
+      busy(us{100});
+    }
+    {
+      nsightkit::ScopedRange f{"forward"};
+      {
+        nsightkit::ScopedRange l{"layer1"};
+        busy(us{400});
+      }
+      {
+        nsightkit::ScopedRange l{"layer2"};
+        busy(us{300});
+        if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms));
+      }
+    }
+    if (failing && step == 3) {
+      if (fail == "throw") throw std::runtime_error("simulated failure in step 3");
+      if (fail == "die") {
+        std::fprintf(stderr, "mpi_report_demo: rank 1: exiting abruptly at step 3\n");
+        std::fflush(stderr);
+        std::_Exit(3);
+      }
+      if (fail == "stall-collective") std::this_thread::sleep_for(std::chrono::seconds(120));
+    }
+    {
+      nsightkit::ScopedRange b{"backward"};
+      busy(us{500});
+      nsightkit::ScopedRange ar{nsightkit::Attributes{nsightkit::Payload{grads.size() * 4}},
+                                "allreduce grads"};
+      MPI_Request req;
+      MPI_Iallreduce(MPI_IN_PLACE, grads.data(), static_cast<int>(grads.size()), MPI_FLOAT, MPI_SUM,
+                     MPI_COMM_WORLD, &req);
+      if (!nsightkit::mpi::wait(req, options.timeout_s)) {
+        nsightkit::mpi::abort_job("mpi_report_demo: rank " + std::to_string(rank) +
+                                  ": no all-reduce from the other ranks within " +
+                                  std::to_string(static_cast<int>(options.timeout_s)) + " s");
+      }
+      for (float& g : grads) g /= static_cast<float>(size);
+    }
+    {
+      nsightkit::ScopedRange o{"optimizer"};
+      busy(us{200});
+    }
+    if (rank == 0 && step == 5) {
+      nsightkit::ScopedRange c{"save checkpoint"};
+      busy(us{1000});
+      nsightkit::mark("checkpoint");
+    }
+  }
+  epoch.end();
+  loader.join();
+  if (failing && fail == "stall-gather") std::this_thread::sleep_for(std::chrono::seconds(120));
+  if (explicit_write) nsightkit::Report::write();
+  MPI_Finalize();
+  return 0;
+}
