@@ -167,7 +167,8 @@ inline bool enable(MPI_Comm comm = MPI_COMM_WORLD, Options const& options = Opti
   return false;
 }
 
-/// True between enable() and MPI_Finalize.
+/// Whether enable() is in force. Safe from any thread (one atomic load).
+/// @return true between a successful enable() and MPI_Finalize.
 [[nodiscard]] inline bool is_enabled() noexcept {
   return nsightkit::detail::mpi::runtime().enabled.load(std::memory_order_acquire);
 }
