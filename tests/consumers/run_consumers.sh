@@ -11,6 +11,14 @@
 #   - common/cuda_utilities.cpp: the CUDA utilities, linked with the CUDA runtime the route's way
 #     (CMake: CUDA::cudart; pkg-config: the toolkit's -lcudart). Without a device each utility
 #     must fail soft with a CudaError naming the call (the program checks that).
+# Also: the installed tree is relocatable (installed with cmake --install --prefix into another
+# prefix than configured, then moved: pkg-config's paths follow), its .pc files pass
+# pkg-config --validate and name no directory of this machine; {fmt} header-only through the CMake
+# package (NSIGHTKIT_FMT_HEADER_ONLY) and pkg-config (nsightkit-fmt-header-only): the programs
+# need no libfmt (they run with a broken libfmt.so first on LD_LIBRARY_PATH, which stops the
+# library-linked program); find_package(nsightkit QUIET) on a machine without any NVTX3 (the
+# toolkit hidden, see hide_cuda.sh) configures, sets nsightkit_FOUND false and gives the reason,
+# and REQUIRED fails with it; components (cupti in two sibling directories, an unknown one).
 # usage: run_consumers.sh <nsightkit source dir> <work dir> <c++ compiler>
 set -euo pipefail
 src=$1 work=$2 cxx=$3
@@ -84,19 +92,54 @@ run_cuda() {
   "$prog" || fail "$name failed"
 }
 
-echo "== install nsightkit into $work/prefix"
+echo "== install nsightkit into $work/prefix (configured for another prefix: cmake --install --prefix)"
 cmake -S "$src" -B "$work/lib" "${gen[@]}" -DCMAKE_CXX_COMPILER="$cxx" \
   -DNSIGHTKIT_BUILD_TESTS=OFF -DNSIGHTKIT_BUILD_EXAMPLES=OFF -DNSIGHTKIT_BUILD_BENCHMARKS=OFF \
-  -DNSIGHTKIT_INSTALL=ON -DCMAKE_INSTALL_PREFIX="$work/prefix" >"$work/lib.log"
-cmake --install "$work/lib" >>"$work/lib.log"
+  -DNSIGHTKIT_INSTALL=ON -DCMAKE_INSTALL_PREFIX="$work/configured-prefix" >"$work/lib.log"
+cmake --install "$work/lib" --prefix "$work/prefix" >>"$work/lib.log"
 test -f "$work/prefix/include/nsightkit/nsightkit.hpp"
 test -f "$work/prefix/share/cmake/nsightkit/nsightkit-config.cmake"
 test -f "$work/prefix/share/cmake/nsightkit/nsightkit-config-version.cmake"
+test -x "$work/prefix/share/cmake/nsightkit/nsightkit-find-nvtx3.py"
 test -f "$work/prefix/share/pkgconfig/nsightkit.pc"
+test -f "$work/prefix/share/pkgconfig/nsightkit-fmt-header-only.pc"
 if grep -q NSIGHTKIT_DISABLE "$work/prefix/share/cmake/nsightkit/nsightkit-targets.cmake"; then
   echo "the installed targets bake NSIGHTKIT_DISABLE in" >&2; exit 1
 fi
 mkdir -p "$work/out"
+
+echo "== the installed pkg-config files: valid, relocatable, no directory of this machine"
+mapfile -t pcs < <(find "$work/prefix" -name '*.pc' | sort)
+cuda_real=$( [ -d "$cuda_root" ] && cd "$cuda_root" && pwd -P || echo "$cuda_root")
+for pc in "${pcs[@]}"; do
+  # (--validate also reads, and may warn about, other .pc files of the system: only ours count.)
+  out=$(PKG_CONFIG_PATH="$work/prefix/share/pkgconfig:$work/prefix/lib/pkgconfig" pkg-config --validate "$pc" 2>&1) \
+    || fail "pkg-config --validate $pc:"$'\n'"$(grep -v '^/usr/' <<<"$out")"
+  if grep -F "$pc" <<<"$out"; then fail "pkg-config --validate warns about $pc"; fi
+  # shellcheck disable=SC2016  # a literal ${pcfiledir}
+  grep -qx 'prefix=${pcfiledir}/../..' "$pc" || [ "$(basename "$pc")" = nsightkit-cupti.pc ] \
+    || fail "$pc: prefix is not \${pcfiledir}/../.."
+  for p in "$work" "$src" "$cuda_real"; do
+    if grep -v '^#' "$pc" | grep -qF "$p"; then fail "$pc names $p"; fi
+  done
+  case "$pc" in
+    */share/pkgconfig/*)
+      if grep -E '^Libs(\.private)?:[[:space:]]*[^[:space:]]' "$pc"; then
+        fail "$pc has Libs but is in share/pkgconfig (a .pc with Libs belongs in lib/pkgconfig)"
+      fi ;;
+  esac
+done
+for f in $(grep -rlF "$work/configured-prefix" "$work/prefix" || true); do fail "$f names the configured prefix"; done
+for f in $(grep -rlF "$work/lib" "$work/prefix" || true); do fail "$f names the build tree"; done
+# Moved elsewhere, the tree still points into itself.
+rm -rf "$work/moved" && cp -a "$work/prefix" "$work/moved"
+for p in prefix moved; do
+  cflags=$(PKG_CONFIG_PATH="$work/$p/share/pkgconfig" pkg-config --cflags nsightkit)
+  first=$(sed -E 's/^-I([^ ]+).*/\1/' <<<"$cflags")
+  [ "$(cd "$first" && pwd -P)" = "$(cd "$work/$p/include" && pwd -P)" ] \
+    || fail "pkg-config --cflags nsightkit from $work/$p: $cflags does not point into $work/$p/include"
+  echo "  $p: pkg-config --cflags nsightkit = $cflags"
+done
 
 echo "== find_package consumer"
 cmake -S "$here/installed" -B "$work/installed" "${gen[@]}" -DCMAKE_CXX_COMPILER="$cxx" \
@@ -133,13 +176,17 @@ if [ -d "$work/subdir/nsightkit/tests" ]; then
   echo "add_subdirectory built nsightkit's tests; they must be off for subprojects" >&2; exit 1
 fi
 
-echo "== pkg-config consumer"
+echo "== pkg-config consumer (from the moved copy of the install)"
 if command -v pkg-config >/dev/null; then
-  export PKG_CONFIG_PATH="$work/prefix/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+  export PKG_CONFIG_PATH="$work/moved/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
   pkg-config --exists nsightkit
+  # pkg-config cannot search: the package's finder names NVTX3's directory (toolkit, then PyPI).
+  nvtx_define=$(python3 "$(pkg-config --variable=nvtx3_finder nsightkit)" --define-variable) \
+    || fail "nvtx3_finder found no NVTX3"
+  echo "  $nvtx_define"
   # shellcheck disable=SC2046
   "$cxx" -std=c++17 -o "$work/pkgconfig_consumer" "$here/common/main.cpp" "$here/common/recorder.cpp" \
-    $(pkg-config --cflags --libs nsightkit) -pthread
+    $(pkg-config "$nvtx_define" --cflags --libs nsightkit) -pthread
   run_instrumentation "$work/pkgconfig_consumer" enabled pkgconfig
   if [ $have_toolkit = 1 ]; then
     # The toolkit's own cudart-<version>.pc where its packages installed one, else -lcudart.
@@ -152,10 +199,119 @@ if command -v pkg-config >/dev/null; then
     echo "  CUDA runtime: $cudart"
     # shellcheck disable=SC2046,SC2086
     "$cxx" -std=c++17 -o "$work/pkgconfig_consumer_cuda" "$here/common/cuda_utilities.cpp" \
-      $(pkg-config --cflags --libs nsightkit) $cudart -pthread
+      $(pkg-config "$nvtx_define" --cflags --libs nsightkit) $cudart -pthread
     run_cuda "$work/pkgconfig_consumer_cuda" pkgconfig_cuda
   fi
 else
   echo "pkg-config not installed" >&2; exit 1
 fi
+
+echo "== {fmt} header-only: CMake package (NSIGHTKIT_FMT_HEADER_ONLY=ON) and pkg-config"
+# A libfmt.so.N that cannot be loaded, first on LD_LIBRARY_PATH: a program that needs libfmt
+# fails to start with it; one built with {fmt} header-only does not notice.
+fmt_soname=$(readelf -d "$work/installed/consumer" | sed -n 's/.*NEEDED.*\[\(libfmt\.so[^]]*\)\].*/\1/p')
+[ -n "$fmt_soname" ] || fail "the fmt::fmt consumer does not link libfmt (cannot test its absence)"
+mkdir -p "$work/no-libfmt"
+echo "not a library" >"$work/no-libfmt/$fmt_soname"
+if LD_LIBRARY_PATH="$work/no-libfmt" "$work/installed/consumer" "$work/out/nofmt" >/dev/null 2>&1; then
+  fail "the fmt::fmt consumer ran with a broken $fmt_soname first on LD_LIBRARY_PATH: the check proves nothing"
+fi
+cmake -S "$here/probe" -B "$work/fmt-header-only" "${gen[@]}" -DCMAKE_CXX_COMPILER="$cxx" \
+  -DCMAKE_PREFIX_PATH="$work/prefix" -DNSIGHTKIT_FMT_HEADER_ONLY=ON >"$work/fmt-header-only.log"
+grep -q "fmt from fmt::fmt-header-only" "$work/fmt-header-only.log" || fail "NSIGHTKIT_FMT_HEADER_ONLY=ON did not select fmt::fmt-header-only"
+cmake --build "$work/fmt-header-only" >>"$work/fmt-header-only.log"
+# shellcheck disable=SC2046
+"$cxx" -std=c++17 -o "$work/fmt-header-only/probe_pc" "$here/common/probe.cpp" "$here/common/recorder.cpp" \
+  $(pkg-config "$nvtx_define" --cflags --libs nsightkit-fmt-header-only) -pthread
+for prog in "$work/fmt-header-only/probe" "$work/fmt-header-only/probe_pc"; do
+  if readelf -d "$prog" | grep NEEDED | grep -q libfmt; then fail "$prog links libfmt"; fi
+  LD_LIBRARY_PATH="$work/no-libfmt" "$prog" fmt-header-only || fail "$prog failed without libfmt"
+done
+
+echo "== components: cupti in two sibling directories, an unknown one (optional: reported; required: fails)"
+comp="$work/components"
+mkdir -p "$comp/a" "$comp/b"
+want_cupti=0
+[ -f "$work/prefix/lib/pkgconfig/nsightkit-cupti.pc" ] && want_cupti=1
+for sub in a b; do
+  cat >"$comp/$sub/CMakeLists.txt" <<CMK
+find_package(nsightkit CONFIG REQUIRED OPTIONAL_COMPONENTS cupti nosuch)
+if(nsightkit_cupti_FOUND AND NOT TARGET nsightkit::cupti)
+  message(FATAL_ERROR "nsightkit_cupti_FOUND but no nsightkit::cupti in $sub")
+endif()
+if(nsightkit_nosuch_FOUND OR NOT nsightkit_FOUND)
+  message(FATAL_ERROR "optional component nosuch: nsightkit_nosuch_FOUND=\${nsightkit_nosuch_FOUND}, nsightkit_FOUND=\${nsightkit_FOUND}")
+endif()
+message(STATUS "components $sub: cupti found=\${nsightkit_cupti_FOUND}")
+CMK
+done
+cat >"$comp/CMakeLists.txt" <<'CMK'
+cmake_minimum_required(VERSION 3.22)
+project(components LANGUAGES CXX)
+add_subdirectory(a)
+add_subdirectory(b)
+CMK
+cmake -S "$comp" -B "$comp/build" "${gen[@]}" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$work/prefix" \
+  >"$comp.log" 2>&1 || { cat "$comp.log" >&2; fail "find_package with OPTIONAL_COMPONENTS stopped the configure"; }
+grep -qF "nsightkit: optional component nosuch not found: nsightkit has no component 'nosuch' (its components: cupti)" "$comp.log" \
+  || { cat "$comp.log" >&2; fail "an unknown optional component was not reported with the list of components"; }
+for sub in a b; do
+  if [ $want_cupti = 1 ]; then
+    grep -q "components $sub: cupti found=TRUE" "$comp.log" || { cat "$comp.log" >&2; fail "component cupti not found in directory $sub"; }
+  else
+    grep -q "components $sub: cupti found=FALSE" "$comp.log" || { cat "$comp.log" >&2; fail "component cupti found in $sub without CUPTI"; }
+  fi
+done
+cat >"$comp/CMakeLists.txt" <<'CMK'
+cmake_minimum_required(VERSION 3.22)
+project(components LANGUAGES CXX)
+find_package(nsightkit CONFIG REQUIRED COMPONENTS nosuch)
+CMK
+if cmake -S "$comp" -B "$comp/build-required" "${gen[@]}" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$work/prefix" \
+     >"$comp-required.log" 2>&1; then
+  fail "find_package(nsightkit REQUIRED COMPONENTS nosuch) succeeded"
+fi
+# (CMake wraps the reason's lines.)
+grep -qF "component nosuch: nsightkit has no component 'nosuch'" "$comp-required.log" \
+  || { cat "$comp-required.log" >&2; fail "a required unknown component failed without naming the components"; }
+echo "  cupti in two sibling directories: $([ $want_cupti = 1 ] && echo found in both || echo not found in either, no CUPTI); unknown component: reported / refused"
+
+echo "== find_package(nsightkit) on a machine without NVTX3: QUIET configures, REQUIRED fails, both say why"
+# shellcheck source=hide_cuda.sh
+source "$here/hide_cuda.sh" "$cxx"
+nocuda_check || fail "could not hide the CUDA toolkit"
+# A Python that sees no installed package (-S: no site-packages), so no PyPI nvidia-nvtx either.
+printf '#!/bin/sh\nexec python3 -S "$@"\n' >"$work/python-no-site" && chmod +x "$work/python-no-site"
+for mode in QUIET REQUIRED; do
+  dir="$work/no-nvtx-$mode"
+  mkdir -p "$dir"
+  cat >"$dir/CMakeLists.txt" <<CMK
+cmake_minimum_required(VERSION 3.22)
+project(no_nvtx LANGUAGES CXX)
+find_package(nsightkit CONFIG $mode)
+message(STATUS "after find_package: nsightkit_FOUND=\${nsightkit_FOUND}")
+if(NOT nsightkit_FOUND)
+  message(STATUS "nsightkit not found: \${nsightkit_NOT_FOUND_MESSAGE}")
+endif()
+if(TARGET nsightkit::nsightkit)
+  message(FATAL_ERROR "nsightkit::nsightkit exists although the package was not found")
+endif()
+CMK
+  rc=0
+  env -u NSIGHTKIT_NVTX3_INCLUDE_DIR -u NSIGHTKIT_NVTX3_PYPI_DIR -u CUDA_PATH -u CUDA_HOME PATH="$NOCUDA_PATH" \
+    cmake -S "$dir" -B "$dir/build" "${NOCUDA_CMAKE_ARGS[@]}" -DCMAKE_PREFIX_PATH="$work/prefix" \
+    -DNSIGHTKIT_PYTHON_EXECUTABLE="$work/python-no-site" >"$dir.log" 2>&1 || rc=$?
+  for text in "nvtx3/nvtx3.hpp was not found" "NSIGHTKIT_NVTX3_INCLUDE_DIR" "CUDA toolkit 12.9 or newer" \
+              "pip install nvidia-nvtx"; do
+    grep -qF "$text" "$dir.log" || { cat "$dir.log" >&2; fail "find_package(nsightkit $mode): the reason lacks '$text'"; }
+  done
+  if [ "$mode" = QUIET ]; then
+    [ $rc = 0 ] || { cat "$dir.log" >&2; fail "find_package(nsightkit QUIET) stopped the configure"; }
+    grep -q "after find_package: nsightkit_FOUND=0" "$dir.log" || { cat "$dir.log" >&2; fail "nsightkit_FOUND is not false"; }
+  else
+    [ $rc != 0 ] || { cat "$dir.log" >&2; fail "find_package(nsightkit REQUIRED) did not fail"; }
+    grep -q 'but it set nsightkit_FOUND to FALSE' "$dir.log" || { cat "$dir.log" >&2; fail "REQUIRED failed for another reason"; }
+  fi
+  echo "  $mode: exit $rc; $(grep -m1 -F 'nvtx3/nvtx3.hpp was not found' "$dir.log" | sed 's/^ *//')"
+done
 echo "all consumers passed"
