@@ -1,29 +1,42 @@
 #!/usr/bin/env bash
-# Tests, without vcpkg (which cannot be installed here), everything nsightkit's overlay port
-# ports/nsightkit relies on:
-#   1. the manifests: ports/nsightkit/vcpkg.json, examples/vcpkg_consumer/vcpkg.json and
-#      vcpkg-configuration.json parse; port name and version match config.hpp; the overlay path
-#      resolves to the port; vcpkg-cmake(-config) are host dependencies
-#   2. the portfile, run unchanged with vcpkg's helpers emulated in plain CMake
-#      (packaging/vcpkg/emulate-port.cmake): configure with its OPTIONS, install, the config in
-#      share/nsightkit, pkg-config fixup, usage, copyright, no absolute paths; then the package is
-#      copied into installed/<triplet> as `vcpkg install` does and the packages dir removed
-#   3. examples/vcpkg_consumer built against installed/<triplet> through CMAKE_PREFIX_PATH (what
+# Tests, without vcpkg (it cannot be installed on nsightkit's machines or in CI), everything
+# nsightkit's vcpkg ports rely on:
+#   1. the manifests: ports/nsightkit/vcpkg.json (overlay port), packaging/vcpkg/registry/ports/
+#      nsightkit/vcpkg.json (registry port: the same), examples/vcpkg_consumer's vcpkg.json and
+#      vcpkg-configuration.json parse; name and version match config.hpp; fmt is the only
+#      dependency without the `cuda` feature; the overlay path resolves to the port
+#   2. packaging/vcpkg/post_build_checks.py (vcpkg's post-build checks, re-implemented) finds the
+#      problems vcpkg reports in packages made wrong on purpose (a .pc with Libs in
+#      share/pkgconfig, an absolute path, CMake files in lib/cmake, no copyright, an empty folder)
+#   3. the overlay portfile, run unchanged with vcpkg's helpers emulated in plain CMake
+#      (packaging/vcpkg/emulate-port.cmake): configure with its OPTIONS, install, config fixup,
+#      pkg-config fixup (pkg-config must resolve each module), usage, copyright; then the
+#      post-build checks must find 0 problems; then the package is copied into installed/<triplet>
+#      as `vcpkg install` does. Without features (the toolkit is not looked at) and, where a CUDA
+#      toolkit exists, with `cuda` (adds lib/pkgconfig/nsightkit-cupti.pc)
+#   4. the registry port: a release archive made from this tree, the port updated for it by
+#      packaging/vcpkg/update-registry-port.sh (SHA512), vcpkg_from_github emulated (the archive
+#      in vcpkg's downloads folder, its SHA512 checked: a changed archive must be refused), then
+#      as 3; its portfile below the source line is the overlay's
+#   5. examples/vcpkg_consumer built against installed/<triplet> through CMAKE_PREFIX_PATH (what
 #      vcpkg's toolchain file sets), enabled and with -DAPP_DISABLE_INSTRUMENTATION=ON, and run
-#   4. the exact CMake lines printed by ports/nsightkit/usage, in a project of their own, and run
-#   5. the pkg-config module named in usage, with the fixed-up nsightkit.pc
+#   6. the exact CMake lines printed by ports/nsightkit/usage, in a project of their own, and run
+#   7. the pkg-config modules named in usage, with the fixed-up .pc files and the nvtx3_finder
+#      line usage gives
 # Not tested (needs vcpkg): the vcpkg tool and its toolchain file, manifest resolution and the
-# registry baseline, vcpkg's fmt and cuda ports (fmt is Debian's 9.1.0 here; vcpkg ships newer
-# majors), the real vcpkg_* helpers and post-build checks, binary caching.
+# registry baseline, vcpkg's fmt and cuda ports (fmt is the system's here), binary caching, and the
+# real vcpkg_* helpers and post-build checks (emulated from vcpkg's sources).
 # Usage: scripts/check-vcpkg-port.sh [work dir (default build/vcpkg-check)]
-# Env: CXX (default g++); NSIGHTKIT_VCPKG_STRICT=1 makes a missing LICENSE a failure.
+# Env: CXX (default g++)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$root/build/vcpkg-check}
 work=$(mkdir -p "$work" && cd "$work" && pwd)
 cxx=${CXX:-g++}
 port="$root/ports/nsightkit"
+registry_port="$root/packaging/vcpkg/registry/ports/nsightkit"
 consumer="$root/examples/vcpkg_consumer"
+checks="$root/packaging/vcpkg/post_build_checks.py"
 tested=()
 untested=()
 
@@ -41,7 +54,7 @@ cuda_root=""
 for d in "${CUDA_PATH:-}" "${CUDA_HOME:-}" /usr/local/cuda; do
   if [ -n "$d" ] && [ -x "$d/bin/nvcc" ]; then cuda_root=$d; break; fi
 done
-[ -n "$cuda_root" ] || fail "no CUDA toolkit (nvcc) in CUDA_PATH, CUDA_HOME or /usr/local/cuda: the port depends on vcpkg's cuda port"
+[ -f "$root/LICENSE" ] || fail "the repository has no LICENSE file: vcpkg_install_copyright would stop"
 
 step "manifests"
 python3 - "$root" <<'PY' || fail "manifest check"
@@ -51,6 +64,7 @@ def load(p):
     with open(os.path.join(root, p)) as f:
         return json.load(f)
 port = load("ports/nsightkit/vcpkg.json")
+registry = load("packaging/vcpkg/registry/ports/nsightkit/vcpkg.json")
 app = load("examples/vcpkg_consumer/vcpkg.json")
 conf = load("examples/vcpkg_consumer/vcpkg-configuration.json")
 cfg = open(os.path.join(root, "include/nsightkit/config.hpp")).read()
@@ -58,13 +72,17 @@ version = ".".join(re.search(rf"#define NSIGHTKIT_VERSION_{p} (\d+)", cfg).group
 errors = []
 if port.get("name") != "nsightkit": errors.append("port name is not nsightkit")
 if port.get("version-semver") != version: errors.append(f"port version {port.get('version-semver')} != config.hpp {version}")
+if registry != port: errors.append("the registry port's vcpkg.json differs from ports/nsightkit/vcpkg.json")
 names = {d if isinstance(d, str) else d["name"]: d for d in port.get("dependencies", [])}
 for host in ("vcpkg-cmake", "vcpkg-cmake-config"):
     if not isinstance(names.get(host), dict) or not names[host].get("host"):
         errors.append(f"{host} must be a host dependency")
-for dep in ("fmt", "cuda"):
-    if dep not in names: errors.append(f"port lacks dependency {dep}")
-if "features" in port and "disable" in port["features"]:
+if set(names) != {"fmt", "vcpkg-cmake", "vcpkg-cmake-config"}:
+    errors.append(f"dependencies without features must be fmt and the host helpers, not {sorted(names)}")
+cuda = port.get("features", {}).get("cuda", {})
+if "cuda" not in [d if isinstance(d, str) else d["name"] for d in cuda.get("dependencies", [])]:
+    errors.append("the cuda feature must depend on vcpkg's cuda port")
+if "disable" in port.get("features", {}):
     errors.append("disabling must stay the consumer's macro, not a feature")
 if "nsightkit" not in [d if isinstance(d, str) else d["name"] for d in app.get("dependencies", [])]:
     errors.append("the consumer manifest does not depend on nsightkit")
@@ -77,31 +95,84 @@ if errors:
     sys.exit(1)
 print(f"manifests ok: nsightkit {version}, overlay-ports {overlays}")
 PY
-tested+=("manifests: port name/version (= config.hpp), host deps, overlay path of vcpkg-configuration.json")
+version=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version-semver"])' "$port/vcpkg.json")
+tested+=("manifests: name/version (= config.hpp), fmt only (+ cuda feature), host deps, registry manifest = overlay's, overlay path")
 
-step "portfile with emulated vcpkg helpers ($triplet, CUDA at $cuda_root)"
-allow_missing=ON
-if [ "${NSIGHTKIT_VCPKG_STRICT:-0}" = 1 ]; then allow_missing=OFF; fi
-cmake -DPORT_DIR="$port" -DWORK="$work" -DTRIPLET="$triplet" -DCUDA_ROOT="$cuda_root" \
-  -DALLOW_MISSING_COPYRIGHT=$allow_missing -P "$root/packaging/vcpkg/emulate-port.cmake" >"$work/portfile.log" 2>&1 \
-  || { cat "$work/portfile.log" >&2; fail "portfile (log: $work/portfile.log)"; }
-installed="$work/installed/$triplet"
-for f in include/nsightkit/nsightkit.hpp share/nsightkit/nsightkit-config.cmake \
-         share/nsightkit/nsightkit-config-version.cmake share/nsightkit/nsightkit-targets.cmake \
-         share/nsightkit/nsightkitDependencies.cmake share/nsightkit/usage share/pkgconfig/nsightkit.pc; do
-  [ -f "$installed/$f" ] || fail "installed tree lacks $f"
+step "the post-build checks find what vcpkg finds (packages made wrong on purpose)"
+bad="$work/bad/packages/nsightkit_$triplet"
+mkdir -p "$bad/include/nsightkit" "$bad/share/pkgconfig" "$bad/lib/cmake/nsightkit" "$bad/share/nsightkit/empty"
+echo "#pragma once" >"$bad/include/nsightkit/nsightkit.hpp"
+printf 'prefix=%s\nincludedir=${prefix}/include\n\nName: nsightkit\nDescription: x\nVersion: 1\nCflags: -I${includedir}\nLibs: -ldl\n' \
+  "$bad" >"$bad/share/pkgconfig/nsightkit.pc"
+echo "set(x 1)" >"$bad/lib/cmake/nsightkit/nsightkit-config.cmake"
+rc=0
+python3 "$checks" --package "$bad" --port "$port" --forbid "$work/bad/packages" >"$work/bad.log" 2>&1 || rc=$?
+for want in "Misplaced pkgconfig files" "absolute paths" "CMake files belong in share" "share/nsightkit/copyright" \
+            "did not install it to share/nsightkit/usage" "no empty directories"; do
+  grep -qF "$want" "$work/bad.log" || { cat "$work/bad.log" >&2; fail "post_build_checks.py missed: $want"; }
 done
-if grep -q NSIGHTKIT_DISABLE "$installed/share/nsightkit/nsightkit-targets.cmake"; then
-  fail "the installed targets bake NSIGHTKIT_DISABLE in"
-fi
-tested+=("portfile.cmake run unchanged (emulated helpers): configure/install, config in share/nsightkit, no absolute paths, usage")
-if [ -f "$work/copyright-missing" ]; then
-  echo "check-vcpkg-port: WARNING: $(cat "$work/copyright-missing") does not exist: vcpkg_install_copyright would fail"
-  untested+=("copyright: the repository has no LICENSE file (vcpkg_install_copyright would stop)")
+[ "$rc" = 6 ] || { cat "$work/bad.log" >&2; fail "post_build_checks.py counted $rc problems, expected 6"; }
+tested+=("post_build_checks.py reports vcpkg's 6 problems in a package made wrong on purpose")
+
+installed="$work/installed/$triplet"
+run_port() {  # name, port dir, features, extra -D...
+  local name=$1 dir=$2 features=$3; shift 3
+  cmake -DPORT_DIR="$dir" -DWORK="$work" -DTRIPLET="$triplet" "-DFEATURES=$features" -DCUDA_ROOT="$cuda_root" "$@" \
+    -P "$root/packaging/vcpkg/emulate-port.cmake" >"$work/$name.log" 2>&1 \
+    || { cat "$work/$name.log" >&2; fail "$name: portfile (log: $work/$name.log)"; }
+  grep -q "post-build checks: 0 problems" "$work/$name.log" || fail "$name: no post-build check result in $work/$name.log"
+  for f in include/nsightkit/nsightkit.hpp share/nsightkit/nsightkit-config.cmake \
+           share/nsightkit/nsightkit-config-version.cmake share/nsightkit/nsightkit-targets.cmake \
+           share/nsightkit/nsightkitDependencies.cmake share/nsightkit/nsightkit-find-nvtx3.py \
+           share/nsightkit/usage share/nsightkit/copyright share/pkgconfig/nsightkit.pc \
+           share/pkgconfig/nsightkit-fmt-header-only.pc; do
+    [ -f "$installed/$f" ] || fail "$name: installed tree lacks $f"
+  done
+  if grep -q NSIGHTKIT_DISABLE "$installed/share/nsightkit/nsightkit-targets.cmake"; then
+    fail "$name: the installed targets bake NSIGHTKIT_DISABLE in"
+  fi
+  # shellcheck disable=SC2016  # a literal ${pcfiledir}
+  grep -qx 'prefix=${pcfiledir}/../..' "$installed/share/pkgconfig/nsightkit.pc" || fail "$name: nsightkit.pc prefix not relocatable"
+}
+
+if [ -n "$cuda_root" ]; then
+  step "overlay port, feature cuda ($triplet, CUDA at $cuda_root)"
+  run_port overlay-cuda "$port" "core;cuda"
+  [ -f "$installed/lib/pkgconfig/nsightkit-cupti.pc" ] || fail "feature cuda: no lib/pkgconfig/nsightkit-cupti.pc"
+  tested+=("overlay port [cuda]: emulated helpers, 0 post-build problems, nsightkit-cupti.pc in lib/pkgconfig")
 else
-  [ -s "$installed/share/nsightkit/copyright" ] || fail "installed tree lacks share/nsightkit/copyright"
-  tested+=("copyright installed from LICENSE")
+  untested+=("overlay port [cuda]: no CUDA toolkit (nvcc) in CUDA_PATH, CUDA_HOME or /usr/local/cuda")
 fi
+
+step "registry port (vcpkg_from_github): release archive, update-registry-port.sh, SHA512 checked"
+reg="$work/registry/ports/nsightkit"
+mkdir -p "$(dirname "$reg")" "$work/downloads"
+cp -r "$registry_port" "$reg"
+repo=$(sed -n 's/^  REPO \(.*\)$/\1/p' "$registry_port/portfile.cmake")
+archive="$work/downloads/${repo//\//-}-v$version.tar.gz"
+# What GitHub serves for the tag: the tree under one top directory (only what the port builds).
+tar -C "$root" -czf "$archive" --transform "s,^,${repo#*/}-$version/," CMakeLists.txt cmake include tools LICENSE
+bash "$root/packaging/vcpkg/update-registry-port.sh" --repo "$repo" --version "$version" --archive "$archive" \
+  --port-dir "$reg" >"$work/update-registry-port.log" 2>&1 || { cat "$work/update-registry-port.log" >&2; fail "update-registry-port.sh"; }
+grep -q "SHA512 $(sha512sum "$archive" | cut -c1-128)" "$reg/portfile.cmake" || fail "the updated port does not carry the archive's SHA512"
+cp "$archive" "$work/archive.orig"
+echo " " >>"$archive"
+if cmake -DPORT_DIR="$reg" -DWORK="$work" -DTRIPLET="$triplet" -P "$root/packaging/vcpkg/emulate-port.cmake" \
+     >"$work/registry-badsha.log" 2>&1; then
+  fail "the registry port accepted an archive whose SHA512 differs"
+fi
+grep -q "SHA512 mismatch" "$work/registry-badsha.log" || { cat "$work/registry-badsha.log" >&2; fail "refused for another reason than the SHA512"; }
+cp "$work/archive.orig" "$archive"
+run_port registry "$reg" core
+grep -q "vcpkg_from_github: $repo@v$version (SHA512 ok)" "$work/registry.log" || fail "registry port: vcpkg_from_github was not used"
+tested+=("registry port: update-registry-port.sh wrote the archive's SHA512, a changed archive is refused, the port builds from the archive with 0 post-build problems")
+
+step "overlay port, no features ($triplet)"
+run_port overlay "$port" core
+[ ! -e "$installed/lib" ] || fail "no features: the package has lib/ ($(find "$installed/lib" -type f | head -3))"
+grep -q "CMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON" "$work/buildtrees/nsightkit/config-$triplet-rel-out.log" \
+  || fail "no features: the toolkit was not kept out of the port's configure"
+tested+=("overlay port (no features): emulated helpers, 0 post-build problems, the toolkit not looked at, no lib/")
 
 build_consumer() {  # name, cmake source, extra args...
   local name=$1 src=$2; shift 2
@@ -115,6 +186,7 @@ build_consumer() {  # name, cmake source, extra args...
 
 step "examples/vcpkg_consumer against installed/$triplet"
 build_consumer app "$consumer"
+grep -m1 "nsightkit $version: NVTX3 from" "$work/app.log" | sed 's/^/  /'
 "$work/app/vcpkg_consumer" | tee "$work/app.out" | tail -1
 grep -q "instrumentation enabled, 10 NVTX events" "$work/app.out" || fail "vcpkg_consumer (enabled)"
 build_consumer app-disabled "$consumer" -DAPP_DISABLE_INSTRUMENTATION=ON
@@ -150,20 +222,27 @@ for variant in link disable; do
 done
 tested+=("usage: find_package + target_link_libraries (enabled), + target_compile_definitions NSIGHTKIT_DISABLE (disabled)")
 
-step "pkg-config module named in usage"
-module=$(awk '/provides pkg-config modules:/{f=1;next} f && /^    [A-Za-z]/{print $1}' "$port/usage")
-[ "$module" = nsightkit ] || fail "usage names pkg-config module '$module', expected nsightkit"
-export PKG_CONFIG_PATH="$installed/share/pkgconfig"
-# shellcheck disable=SC2016  # a literal ${pcfiledir}
-grep -qx 'prefix=${pcfiledir}/../..' "$installed/share/pkgconfig/nsightkit.pc" || fail "nsightkit.pc prefix not relocatable"
-# shellcheck disable=SC2046
-"$cxx" -std=c++17 -o "$work/pkgconfig_app" "$consumer/main.cpp" "$consumer/recorder.cpp" \
-  $(pkg-config --cflags --libs "$module") -pthread || fail "compile with pkg-config --cflags --libs $module"
-"$work/pkgconfig_app" | tail -1
-tested+=("pkg-config --cflags --libs nsightkit from installed/$triplet/share/pkgconfig (prefix=\${pcfiledir}/../..)")
+step "pkg-config modules named in usage"
+mapfile -t modules < <(awk '/provides pkg-config modules:/{f=1;next} /^[^ ]/{f=0} f && /^    [A-Za-z]/{print $1}' "$port/usage")
+[ "${modules[*]}" = "nsightkit nsightkit-fmt-header-only" ] || fail "usage names pkg-config modules '${modules[*]}'"
+export PKG_CONFIG_PATH="$installed/share/pkgconfig:$installed/lib/pkgconfig"
+finder_line=$(grep -E '^    python3 .*nvtx3_finder' "$port/usage" | sed 's/^    //') || fail "usage gives no nvtx3_finder line"
+define=$(eval "$finder_line") || fail "usage's line '$finder_line' failed"
+echo "  $finder_line -> $define"
+for module in "${modules[@]}"; do
+  out=$(pkg-config --validate "$module" 2>&1) || fail "pkg-config --validate $module: $out"
+  # shellcheck disable=SC2046
+  "$cxx" -std=c++17 -o "$work/pkgconfig_$module" "$consumer/main.cpp" "$consumer/recorder.cpp" \
+    $(pkg-config "$define" --cflags --libs "$module") -pthread || fail "compile with pkg-config --cflags --libs $module"
+  "$work/pkgconfig_$module" | tail -1
+done
+if readelf -d "$work/pkgconfig_nsightkit-fmt-header-only" | grep NEEDED | grep -q libfmt; then
+  fail "the nsightkit-fmt-header-only program links libfmt"
+fi
+tested+=("pkg-config: ${modules[*]} from installed/$triplet (prefix=\${pcfiledir}/../.., --validate clean, NVTX3 by usage's nvtx3_finder line)")
 
 echo "check-vcpkg-port: $(cmake --version | head -1), $("$cxx" --version | head -1), triplet $triplet"
 for t in "${tested[@]}"; do echo "  passed: $t"; done
 for t in "${untested[@]}"; do echo "  NOT TESTED: $t"; done
-echo "  NOT TESTED (needs vcpkg): the vcpkg tool, its toolchain file and manifest resolution, vcpkg's fmt and cuda ports, the real vcpkg_* helpers and post-build checks"
+echo "  NOT TESTED (needs vcpkg): the vcpkg tool, its toolchain file and manifest resolution, vcpkg's fmt and cuda ports, the real vcpkg_* helpers and post-build checks (emulated)"
 echo "${#tested[@]} passed, 0 failed"

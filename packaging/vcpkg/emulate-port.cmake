@@ -1,10 +1,15 @@
-# Runs ports/nsightkit/portfile.cmake without vcpkg, for scripts/check-vcpkg-port.sh.
+# Runs a vcpkg portfile for nsightkit without vcpkg, for scripts/check-vcpkg-port.sh.
 #
-#   cmake -DPORT_DIR=<ports/nsightkit> -DWORK=<dir> -DTRIPLET=x64-linux -DCUDA_ROOT=<toolkit>
-#         [-DALLOW_MISSING_COPYRIGHT=ON] -P emulate-port.cmake
+#   cmake -DPORT_DIR=<ports/nsightkit> -DWORK=<dir> -DTRIPLET=x64-linux [-DFEATURES=core;cuda]
+#         [-DCUDA_ROOT=<toolkit>] [-DDOWNLOADS=<dir>] [-DALLOW_MISSING_COPYRIGHT=ON]
+#         -P emulate-port.cmake
 #
 # The portfile itself is include()d unchanged; the vcpkg helpers it calls are replaced by functions
 # that do what vcpkg's do for this header-only port, with plain CMake:
+#   VERSION, FEATURES          -> from the port's vcpkg.json and -DFEATURES (default core)
+#   vcpkg_from_github          -> the archive vcpkg would download, <DOWNLOADS>/<org>-<repo>-<ref>
+#                                 .tar.gz (no network here), checked against SHA512 and extracted
+#   vcpkg_check_features       -> FEATURES / INVERTED_FEATURES into -D<option>=ON|OFF
 #   vcpkg_find_cuda            -> CUDA_ROOT (the cuda port only checks that a toolkit exists)
 #   vcpkg_cmake_configure      -> cmake -G Ninja with the port's OPTIONS plus the options vcpkg
 #                                 always adds for a release build; an unused variable not listed
@@ -13,16 +18,25 @@
 #   vcpkg_cmake_config_fixup   -> checks the end state the real fixup produces: the config in
 #                                 share/<PACKAGE_NAME>, nothing left in share/cmake or lib/cmake,
 #                                 no absolute path of the packages directory in it
-#   vcpkg_fixup_pkgconfig      -> prefix=${pcfiledir}/../.. in share/pkgconfig and lib/pkgconfig
+#   vcpkg_fixup_pkgconfig      -> each .pc's prefix line becomes prefix=${pcfiledir}/<up>, package
+#                                 paths become ${prefix}, and pkg-config must resolve the module
+#                                 (vcpkg runs the same check)
 #   vcpkg_install_copyright    -> concatenates FILE_LIST into share/<port>/copyright
-# Not emulated: vcpkg's toolchain file and environment, its post-build checks beyond the ones
-# below, the binary cache, and the ports the port depends on (fmt and cuda are the system's).
+# Then vcpkg's post-build checks (post_build_checks.py, beside this file) must find no problem.
+# Not emulated: vcpkg's toolchain file and environment, the binary cache, and the ports the port
+# depends on (fmt and cuda are the system's).
 cmake_minimum_required(VERSION 3.22)
-foreach(v PORT_DIR WORK TRIPLET CUDA_ROOT)
+foreach(v PORT_DIR WORK TRIPLET)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "emulate-port.cmake: -D${v}=... is required")
   endif()
 endforeach()
+if(NOT DEFINED FEATURES)
+  set(FEATURES core)
+endif()
+if(NOT DEFINED DOWNLOADS)
+  set(DOWNLOADS "${WORK}/downloads")
+endif()
 
 get_filename_component(CURRENT_PORT_DIR "${PORT_DIR}" ABSOLUTE)
 get_filename_component(PORT "${CURRENT_PORT_DIR}" NAME)
@@ -31,6 +45,16 @@ set(CURRENT_PACKAGES_DIR "${WORK}/packages/${PORT}_${TRIPLET}")
 set(CURRENT_BUILDTREES_DIR "${WORK}/buildtrees/${PORT}")
 set(CURRENT_INSTALLED_DIR "${WORK}/installed/${TRIPLET}")
 set(VCPKG_TARGET_IS_LINUX ON)
+file(READ "${CURRENT_PORT_DIR}/vcpkg.json" _emu_manifest)
+string(JSON VERSION GET "${_emu_manifest}" version-semver)
+foreach(f IN LISTS FEATURES)
+  if(NOT f STREQUAL "core")
+    string(JSON _emu_feature ERROR_VARIABLE _emu_err GET "${_emu_manifest}" features ${f})
+    if(_emu_err)
+      message(FATAL_ERROR "emulate-port: the port has no feature '${f}'")
+    endif()
+  endif()
+endforeach()
 file(REMOVE_RECURSE "${CURRENT_PACKAGES_DIR}" "${CURRENT_BUILDTREES_DIR}")
 file(MAKE_DIRECTORY "${CURRENT_PACKAGES_DIR}" "${CURRENT_BUILDTREES_DIR}")
 
@@ -43,9 +67,64 @@ function(_emu_run log)
   set(_emu_out "${out}" PARENT_SCOPE)
 endfunction()
 
+function(vcpkg_from_github)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "OUT_SOURCE_PATH;REPO;REF;SHA512;HEAD_REF" "PATCHES")
+  string(REPLACE "/" "-" base "${arg_REPO}-${arg_REF}")
+  set(archive "${DOWNLOADS}/${base}.tar.gz")
+  if(NOT EXISTS "${archive}")
+    message(FATAL_ERROR "emulate-port: vcpkg_from_github: no network here; vcpkg would download "
+                        "https://github.com/${arg_REPO}/archive/${arg_REF}.tar.gz to ${archive}")
+  endif()
+  file(SHA512 "${archive}" actual)
+  if(NOT actual STREQUAL arg_SHA512)
+    message(FATAL_ERROR "emulate-port: vcpkg_from_github: ${archive}: SHA512 mismatch\n"
+                        "  expected: ${arg_SHA512}\n  actual:   ${actual}")
+  endif()
+  set(src "${CURRENT_BUILDTREES_DIR}/src")
+  file(REMOVE_RECURSE "${src}")
+  file(ARCHIVE_EXTRACT INPUT "${archive}" DESTINATION "${src}")
+  file(GLOB top LIST_DIRECTORIES true "${src}/*")
+  list(LENGTH top n)
+  if(NOT n EQUAL 1 OR NOT IS_DIRECTORY "${top}")
+    message(FATAL_ERROR "emulate-port: ${archive} does not hold exactly one top directory: ${top}")
+  endif()
+  set(${arg_OUT_SOURCE_PATH} "${top}" PARENT_SCOPE)
+  message(STATUS "vcpkg_from_github: ${arg_REPO}@${arg_REF} (SHA512 ok) -> ${top}")
+endfunction()
+
+function(vcpkg_check_features)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "OUT_FEATURE_OPTIONS;PREFIX" "FEATURES;INVERTED_FEATURES")
+  set(out "")
+  foreach(kind FEATURES INVERTED_FEATURES)
+    set(list ${arg_${kind}})
+    list(LENGTH list len)
+    math(EXPR last "${len} - 1")
+    if(len GREATER 0)
+      foreach(i RANGE 0 ${last} 2)
+        math(EXPR j "${i} + 1")
+        list(GET list ${i} feature)
+        list(GET list ${j} option)
+        set(value OFF)  # (not a variable named "on": if(on) reads the constant ON)
+        if(feature IN_LIST FEATURES)
+          set(value ON)
+        endif()
+        if(kind STREQUAL "INVERTED_FEATURES")
+          if(value)
+            set(value OFF)
+          else()
+            set(value ON)
+          endif()
+        endif()
+        list(APPEND out "-D${option}=${value}")
+      endforeach()
+    endif()
+  endforeach()
+  set(${arg_OUT_FEATURE_OPTIONS} "${out}" PARENT_SCOPE)
+endfunction()
+
 function(vcpkg_find_cuda)
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "OUT_CUDA_TOOLKIT_ROOT" "")
-  if(NOT EXISTS "${CUDA_ROOT}/bin/nvcc")
+  if(NOT CUDA_ROOT OR NOT EXISTS "${CUDA_ROOT}/bin/nvcc")
     message(FATAL_ERROR "emulate-port: vcpkg_find_cuda: no nvcc in ${CUDA_ROOT}/bin")
   endif()
   set(${arg_OUT_CUDA_TOOLKIT_ROOT} "${CUDA_ROOT}" PARENT_SCOPE)
@@ -128,9 +207,27 @@ function(vcpkg_fixup_pkgconfig)
   file(GLOB pcs "${CURRENT_PACKAGES_DIR}/share/pkgconfig/*.pc" "${CURRENT_PACKAGES_DIR}/lib/pkgconfig/*.pc")
   foreach(pc IN LISTS pcs)
     file(READ "${pc}" text)
-    string(REPLACE "prefix=${CURRENT_PACKAGES_DIR}\n" "prefix=\${pcfiledir}/../..\n" text "${text}")
+    # Like vcpkg: one prefix line, relative to the file; package paths become ${prefix}.
+    string(REGEX REPLACE "(^|\n)prefix[\t ]*=[^\n]*" "" text "${text}")
     string(REPLACE "${CURRENT_PACKAGES_DIR}" "\${prefix}" text "${text}")
-    file(WRITE "${pc}" "${text}")
+    string(REPLACE "${CURRENT_INSTALLED_DIR}" "\${prefix}" text "${text}")
+    get_filename_component(dir "${pc}" DIRECTORY)
+    file(RELATIVE_PATH up "${dir}" "${CURRENT_PACKAGES_DIR}")
+    string(REGEX REPLACE "/$" "" up "${up}")
+    file(WRITE "${pc}" "prefix=\${pcfiledir}/${up}\n${text}")
+  endforeach()
+  # vcpkg then checks that pkg-config can use each module, with the package's and the installed
+  # tree's directories searched (and the system's, where this emulation takes fmt from).
+  set(search "${CURRENT_PACKAGES_DIR}/lib/pkgconfig:${CURRENT_PACKAGES_DIR}/share/pkgconfig")
+  string(APPEND search ":${CURRENT_INSTALLED_DIR}/lib/pkgconfig:${CURRENT_INSTALLED_DIR}/share/pkgconfig")
+  foreach(pc IN LISTS pcs)
+    get_filename_component(module "${pc}" NAME_WE)
+    execute_process(COMMAND ${CMAKE_COMMAND} -E env "PKG_CONFIG_PATH=${search}"
+                            pkg-config --print-errors --exists --cflags --libs "${module}"
+      RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "emulate-port: vcpkg_fixup_pkgconfig: pkg-config cannot use ${module}:\n${out}")
+    endif()
   endforeach()
 endfunction()
 
@@ -155,30 +252,34 @@ endfunction()
 message(STATUS "emulate-port: running ${CURRENT_PORT_DIR}/portfile.cmake for ${PORT}:${TARGET_TRIPLET}")
 include("${CURRENT_PORT_DIR}/portfile.cmake")
 
-# A few of vcpkg's post-build checks that apply to a header-only port.
-foreach(dir debug bin lib)
+# vcpkg's post-build checks (the ones that apply to a release-only Linux package).
+if(EXISTS "${WORK}/copyright-missing")
+  set(_emu_skip_copyright ON)  # reported by the caller; a real vcpkg stops in vcpkg_install_copyright
+  file(WRITE "${CURRENT_PACKAGES_DIR}/share/${PORT}/copyright" "placeholder: LICENSE missing\n")
+endif()
+find_program(_emu_python NAMES python3 REQUIRED)
+execute_process(COMMAND "${_emu_python}" "${CMAKE_CURRENT_LIST_DIR}/post_build_checks.py"
+    --package "${CURRENT_PACKAGES_DIR}" --port "${CURRENT_PORT_DIR}"
+    --forbid "${WORK}/packages" --forbid "${WORK}/installed" --forbid "${WORK}/buildtrees"
+    --forbid "${DOWNLOADS}"
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message(STATUS "${out}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "emulate-port: vcpkg's post-build checks found problems:\n${err}")
+endif()
+if(_emu_skip_copyright)
+  file(REMOVE "${CURRENT_PACKAGES_DIR}/share/${PORT}/copyright")
+endif()
+foreach(dir debug bin)
   if(EXISTS "${CURRENT_PACKAGES_DIR}/${dir}")
-    file(GLOB_RECURSE files "${CURRENT_PACKAGES_DIR}/${dir}/*")
-    if(files)
-      message(FATAL_ERROR "emulate-port: a header-only port installed files in ${dir}/: ${files}")
-    endif()
-    file(REMOVE_RECURSE "${CURRENT_PACKAGES_DIR}/${dir}")
+    message(FATAL_ERROR "emulate-port: a header-only release-only port installed ${dir}/")
   endif()
 endforeach()
-foreach(required include/${PORT} share/${PORT}/usage)
-  if(NOT EXISTS "${CURRENT_PACKAGES_DIR}/${required}")
-    message(FATAL_ERROR "emulate-port: the package lacks ${required}")
+file(GLOB_RECURSE _emu_lib_files RELATIVE "${CURRENT_PACKAGES_DIR}" "${CURRENT_PACKAGES_DIR}/lib/*")
+foreach(f IN LISTS _emu_lib_files)
+  if(NOT f MATCHES "^lib/pkgconfig/[^/]+\\.pc$")
+    message(FATAL_ERROR "emulate-port: a header-only port installed ${f}")
   endif()
-endforeach()
-file(GLOB_RECURSE all_files "${CURRENT_PACKAGES_DIR}/*")
-foreach(f IN LISTS all_files)
-  file(READ "${f}" text)
-  foreach(p "${CURRENT_PACKAGES_DIR}" "${CURRENT_BUILDTREES_DIR}")
-    string(FIND "${text}" "${p}" at)
-    if(NOT at EQUAL -1)
-      message(FATAL_ERROR "emulate-port: ${f} holds the absolute path ${p} (vcpkg's absolute-path check)")
-    endif()
-  endforeach()
 endforeach()
 
 # `vcpkg install` then copies the package into installed/<triplet>; the packages dir goes away.
