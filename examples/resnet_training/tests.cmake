@@ -9,7 +9,14 @@
 #                          JSON and metrics JSON (module paths, capture steps, falling loss)
 #   resnet_training_parallel_ci  2 CPU ranks through the launcher vs 1 process, merged reports,
 #                          a straggler, a dying rank, a missing rank
-#   test_resnet_cuda       (label gpu) CUDA vs CPU backend; every input pipeline trains the same
+#   resnet_training_cli_cuda_graph_*  --cuda-graph on the CPU: a usage error (status 2) naming
+#                          the CUDA backend, with --device cpu and --device auto; --help names it
+#   resnet_training_check_graph_selftest  the GPU test's checker (tests/check_graph.py) against
+#                          a stand-in program: a good run passes, each fault fails by name
+#   test_resnet_cuda       (label gpu) CUDA vs CPU backend; every input pipeline trains the same;
+#                          --cuda-graph trains bit for bit the eager run; a capture that allocates
+#   resnet_training_cuda_graph  (label gpu) --cuda-graph end to end: losses identical, the same
+#                          kernels per path eager and replayed (tests/check_graph.py)
 include_guard(GLOBAL)
 if(NOT TARGET Catch2::Catch2)
   find_package(Catch2 2 REQUIRED)
@@ -49,8 +56,39 @@ add_test(NAME resnet_training_parallel_ci
 set_tests_properties(resnet_training_parallel_ci PROPERTIES LABELS cpu TIMEOUT 600
   ENVIRONMENT_MODIFICATION "NVTX_INJECTION64_PATH=unset:;NSIGHTKIT_CAPTURE=unset:;NSIGHTKIT_REPORT=unset:")
 
+# --cuda-graph on the CPU: exit status 2 (a usage error) and the message, with nothing trained.
+# Under --device auto too (no GPU on the CI machine, and the probe is forced off below for a
+# machine that has one), so a graph run never falls back to an eager one silently.
+add_test(NAME resnet_training_cli_cuda_graph_cpu
+  COMMAND Python3::Interpreter ${_resnet_dir}/tests/check_exit.py --status 2 --empty-stdout
+          --stderr "^resnet_training: error: --cuda-graph needs the CUDA backend \\(--device cuda\\): CUDA graphs replay GPU work, the CPU backend runs every step eagerly\n\\(see resnet_training --help\\)"
+          -- $<TARGET_FILE:resnet_training> --device cpu --cuda-graph)
+add_test(NAME resnet_training_cli_cuda_graph_auto
+  COMMAND Python3::Interpreter ${_resnet_dir}/tests/check_exit.py --status 2 --empty-stdout
+          --stderr "^resnet_training: error: --cuda-graph needs the CUDA backend \\(--device cuda\\).*\\(no CUDA device: "
+          -- $<TARGET_FILE:resnet_training> --device auto --cuda-graph)
+set_tests_properties(resnet_training_cli_cuda_graph_cpu resnet_training_cli_cuda_graph_auto
+  PROPERTIES LABELS cpu ENVIRONMENT_MODIFICATION "NVTX_INJECTION64_PATH=unset:;NSIGHTKIT_REPORT=unset:")
+# CUDA_VISIBLE_DEVICES="" hides any GPU from the auto probe.
+set_property(TEST resnet_training_cli_cuda_graph_auto APPEND PROPERTY ENVIRONMENT
+  "CUDA_VISIBLE_DEVICES=")
+add_test(NAME resnet_training_cli_help COMMAND resnet_training --help)
+set_tests_properties(resnet_training_cli_help PROPERTIES LABELS cpu
+  PASS_REGULAR_EXPRESSION "--cuda-graph +CUDA: train eagerly, then again from the same weights and data")
+add_test(NAME resnet_training_check_graph_selftest
+  COMMAND Python3::Interpreter ${_resnet_dir}/tests/test_check_graph.py
+          --workdir ${CMAKE_CURRENT_BINARY_DIR}/check_graph_selftest)
+set_tests_properties(resnet_training_check_graph_selftest PROPERTIES LABELS cpu TIMEOUT 300)
+
 get_property(_resnet_cuda GLOBAL PROPERTY NSIGHTKIT_EXAMPLES_CUDA)
 if(_resnet_cuda)
   nsightkit_add_gpu_test(test_resnet_cuda SOURCES ${_resnet_dir}/tests/test_resnet_cuda.cpp
     NO_RECORDER LIBRARIES resnet_training_lib)
+  # --cuda-graph end to end; exits 77 (skipped) without a device or where CUPTI cannot run.
+  add_test(NAME resnet_training_cuda_graph
+    COMMAND Python3::Interpreter ${_resnet_dir}/tests/check_graph.py
+            --exe $<TARGET_FILE:resnet_training> --out ${CMAKE_CURRENT_BINARY_DIR}/cuda_graph)
+  set_tests_properties(resnet_training_cuda_graph PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
+    TIMEOUT 600
+    ENVIRONMENT_MODIFICATION "NVTX_INJECTION64_PATH=unset:;NSIGHTKIT_REPORT=unset:;NSIGHTKIT_CAPTURE=unset:")
 endif()

@@ -2,13 +2,21 @@
 // 1. the CUDA backend (cuDNN, cuBLAS, own kernels; FP32 FMA math, deterministic algorithms)
 //    computes the same forward logits, gradients and SGD step as the CPU backend, both layouts;
 // 2. every input pipeline of seed 001 (pageable/pinned x copy on the compute stream/prefetcher)
-//    trains bit-for-bit the same run — no batch is lost, reordered or read while being copied.
+//    trains bit-for-bit the same run — no batch is lost, reordered or read while being copied;
+// 3. --cuda-graph: the graph run trains bit-for-bit the eager run (every pipeline), replaying one
+//    captured step; a step that allocates during capture fails with a message naming the call.
 #include "tiny.hpp"
 
 #include "common/cpu_backend.hpp"
 #include "common/cuda_backend.hpp"
 #include "config.hpp"
+#include "runtime.hpp"
 #include "train.hpp"
+
+#include <nsightkit/cuda_check.hpp>
+#include <nsightkit/module.hpp>
+
+#include <cuda_runtime_api.h>
 
 #include <catch2/catch.hpp>
 
@@ -154,4 +162,133 @@ TEST_CASE("every input pipeline trains exactly the same run") {
   // Channels-last sums in another order: close, not identical.
   auto const nhwc = run(true, true, 2, nn::Layout::nhwc);
   for (std::size_t i = 0; i < 3; ++i) CHECK(nhwc[i] == Approx(base[i]).epsilon(1e-3));
+}
+
+namespace {
+
+resnet::Config small_cuda_run(bool pinned, bool prefetch, int workers) {
+  resnet::Config cfg;
+  cfg.device = nn::Device::cuda;
+  cfg.steps = 10;
+  cfg.warmup = 2;
+  cfg.batch = 32;
+  cfg.image_size = 32;
+  cfg.width = 8;
+  cfg.blocks = 1;
+  cfg.workers = workers;
+  cfg.decode_us = 0;
+  cfg.pinned = pinned;
+  cfg.prefetch = prefetch;
+  cfg.layout = nn::Layout::nchw;
+  cfg.tf32 = false;  // FP32 FMA math and deterministic cuDNN algorithms
+  cfg.report = "off";
+  cfg.report_given = true;
+  cfg.log_every = 100;
+  return cfg;
+}
+
+std::vector<double> losses_of(std::vector<resnet::StepRecord> const& steps) {
+  std::vector<double> out;
+  for (auto const& s : steps) out.push_back(s.loss);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("--cuda-graph: the replayed run trains exactly the eager run, on every input pipeline") {
+  struct Pipeline {
+    bool pinned, prefetch;
+    int workers;
+  };
+  for (Pipeline const p : {Pipeline{false, false, 0}, Pipeline{true, false, 2},
+                           Pipeline{false, true, 2}, Pipeline{true, true, 3}}) {
+    resnet::Config cfg = small_cuda_run(p.pinned, p.prefetch, p.workers);
+    cfg.cuda_graph = true;
+    std::FILE* sink = std::tmpfile();
+    REQUIRE(sink != nullptr);
+    resnet::RunResult const r = resnet::train(cfg, sink);
+    std::fclose(sink);
+    std::printf(
+        "pinned=%d prefetch=%d workers=%d: loss %.6f -> %.6f; %s; step %.3f ms eager, "
+        "%.3f ms graph\n",
+        p.pinned, p.prefetch, p.workers, r.steps.front().loss, r.steps.back().loss, r.graph.c_str(),
+        r.eager_step_ms, r.step_ms);
+    CAPTURE(p.pinned, p.prefetch, p.workers);
+    CHECK(r.cuda_graph);
+    CHECK(r.losses_identical);
+    CHECK(resnet::first_difference(r.eager_steps, r.steps).empty());
+    CHECK(losses_of(r.steps) == losses_of(r.eager_steps));
+    CHECK(r.steps.back().loss < r.steps.front().loss);
+    // Step 0 eager, step 1 captured and launched, then one launch per step.
+    CHECK(r.graph.find("9 replays, instantiated 1x, updated in place 0x") != std::string::npos);
+  }
+  // A plain run (no --cuda-graph, a backend of its own) trains the same: the eager half of a
+  // --cuda-graph run is an ordinary run. cuDNN's heuristics choose the same algorithms for both
+  // backends (timing them could rank two algorithms differently).
+  resnet::Config plain = small_cuda_run(true, true, 2);
+  plain.cudnn_benchmark = false;
+  resnet::Config graph = plain;
+  graph.cuda_graph = true;
+  std::FILE* sink = std::tmpfile();
+  REQUIRE(sink != nullptr);
+  auto const a = resnet::train(plain, sink);
+  auto const b = resnet::train(graph, sink);
+  std::fclose(sink);
+  CHECK(losses_of(b.steps) == losses_of(a.steps));
+}
+
+TEST_CASE("--cuda-graph with TF32 and channels-last: close to the eager run") {
+  resnet::Config cfg = small_cuda_run(true, true, 2);
+  cfg.cuda_graph = true;
+  cfg.tf32 = true;
+  cfg.layout = nn::Layout::nhwc;
+  std::FILE* sink = std::tmpfile();
+  REQUIRE(sink != nullptr);
+  resnet::RunResult const r = resnet::train(cfg, sink);
+  std::fclose(sink);
+  std::printf("TF32, channels-last: %s; largest relative loss difference %.3g\n",
+              r.losses_identical ? "identical" : "not identical", r.loss_max_relative_difference);
+  REQUIRE(r.eager_steps.size() == r.steps.size());
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(r.steps[i].loss == Approx(r.eager_steps[i].loss).epsilon(1e-3));
+  }
+}
+
+TEST_CASE("--cuda-graph: a step that allocates during capture fails naming cudaMalloc") {
+  resnet::RuntimeOptions o;
+  o.batch = 4;
+  o.image_size = 8;
+  auto rt = resnet::make_cuda_runtime(o);
+  void* kept = nullptr;
+  resnet::StepBody const body = [&](nn::Tensor const&, nn::Tensor const&, nn::Tensor&) {
+    nsightkit::ModuleScope const scope{"layer2"};
+    void* p = nullptr;
+    NSIGHTKIT_CUDA_CHECK(cudaMalloc(&p, 256));  // eagerly fine; refused while capturing
+    if (kept != nullptr) NSIGHTKIT_CUDA_CHECK(cudaFree(kept));
+    kept = p;
+  };
+  auto graph = rt->make_step_graph(body, "allocating step");
+  resnet::DeviceBatch batch;
+  batch.images = rt->backend().empty(nn::Shape{4, 3, 8, 8}, nn::Layout::nchw);
+  batch.labels = rt->backend().empty(nn::Shape{4, 1, 1, 1}, nn::Layout::nchw, nn::DType::i32);
+  (void)graph->run(batch);  // eager
+  try {
+    (void)graph->run(batch);  // captured
+    FAIL("the capture of a step calling cudaMalloc succeeded");
+  } catch (std::runtime_error const& e) {
+    std::string const what = e.what();
+    std::printf("capture failure:\n%s\n", what.c_str());
+    CHECK(what.find("capture of graph 'allocating step' failed") != std::string::npos);
+    CHECK(what.find("cudaMalloc") != std::string::npos);
+  }
+  CHECK(graph->replays() == 0);
+  // The stream left capture mode: ordinary work still runs.
+  rt->finish();
+  if (kept != nullptr) NSIGHTKIT_CUDA_CHECK(cudaFree(kept));
+  // A batch of another shape is refused with the two shapes named.
+  resnet::DeviceBatch small;
+  small.images = rt->backend().empty(nn::Shape{2, 3, 8, 8}, nn::Layout::nchw);
+  small.labels = batch.labels;
+  CHECK_THROWS_WITH(graph->run(small),
+                    Catch::Contains("the batch's images") && Catch::Contains("do not match"));
 }
