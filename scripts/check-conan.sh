@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests nsightkit's Conan 2 recipe (conanfile.py, test_package/) offline, from a clean state:
-#   1. installs Conan from PyPI into a fresh virtualenv and uses a throwaway CONAN_HOME in the work
-#      directory (~/.conan2 is never touched), then `conan profile detect`
+#   1. installs Conan (and PyPI's nvidia-nvtx, for step 7) from PyPI into a fresh virtualenv and
+#      uses a throwaway CONAN_HOME in the work directory (~/.conan2 is never touched), then
+#      `conan profile detect`
 #   2. conan create with packaging/conan/profiles/offline: fmt and NVTX3 from the system
 #      ([platform_requires]: Debian's libfmt-dev, the CUDA toolkit's nvtx3) — test_package checks
 #      through the Recorder that its ranges reach NVTX
@@ -10,12 +11,21 @@
 #   4. NVTX3 as a Conan package (nvtx::nvtx, aliases nvtx3::nvtx3-cpp, as conan center's `nvtx`),
 #      made locally from the CUDA toolkit's headers (packaging/conan/nvtx-standin) — the consumer
 #      must compile against that package's include directory
-#   5. the package's own CMake config (share/cmake/nsightkit, found through builddirs with
+#   5. -o nsightkit/*:nvtx=system (no nvtx requirement): NVTX3 from the CUDA toolkit
+#   6. -o nsightkit/*:fmt_header_only=True: test_package compiled with FMT_HEADER_ONLY, links no
+#      libfmt and runs with a broken libfmt first on LD_LIBRARY_PATH
+#   7. without the CUDA toolkit (hidden as tests/consumers/hide_cuda.sh does) and nvtx=system:
+#      NVTX3 from PyPI's nvidia-nvtx (NSIGHTKIT_NVTX3_PYPI_DIR)
+#   8. the package's own CMake config (share/cmake/nsightkit, found through builddirs with
 #      CMakeToolchain only) with tests/consumers/installed, enabled and disabled
-#   6. PkgConfigDeps' nsightkit.pc with the pkg-config consumer
-#   7. a C++14 profile is refused by validate()
+#   9. PkgConfigDeps' nsightkit.pc with the pkg-config consumer
+#  10. a C++14 profile is refused by validate()
+#  11. conan create with another major of {fmt} as [platform_requires], with and without
+#      fmt_header_only: Debian's newest libfmt-dev (experimental's 12.2.0 when written) fetched
+#      with apt into the work directory and unpacked there, or NSIGHTKIT_CONAN_EXTRA_FMT=<version>=<dir of its
+#      fmt-config.cmake>; where neither can be had it says NOT TESTED
 # Usage: scripts/check-conan.sh [work dir (default build/conan-check)]
-# Env: NSIGHTKIT_CONAN_VERSION (default 2.34.0), CXX (default g++)
+# Env: NSIGHTKIT_CONAN_VERSION (default 2.34.0), CXX (default g++), NSIGHTKIT_CONAN_EXTRA_FMT
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$root/build/conan-check}
@@ -24,6 +34,7 @@ conan_version=${NSIGHTKIT_CONAN_VERSION:-2.34.0}
 cxx=${CXX:-g++}
 offline="$root/packaging/conan/profiles/offline"
 tested=()
+untested=()
 
 step() { echo "::: [conan] $*"; }
 fail() { echo "check-conan: FAILED: $*" >&2; exit 1; }
@@ -35,8 +46,8 @@ rm -rf "$work"
 mkdir -p "$work"
 step "install conan==$conan_version from PyPI into $work/venv"
 python3 -m venv "$work/venv" || fail "python3 -m venv failed (Debian: apt-get install python3-venv)"
-"$work/venv/bin/pip" install -q --disable-pip-version-check "conan==$conan_version" >"$work/pip.log" 2>&1 \
-  || { cat "$work/pip.log" >&2; fail "pip install conan==$conan_version"; }
+"$work/venv/bin/pip" install -q --disable-pip-version-check "conan==$conan_version" nvidia-nvtx >"$work/pip.log" 2>&1 \
+  || { cat "$work/pip.log" >&2; fail "pip install conan==$conan_version nvidia-nvtx"; }
 conan="$work/venv/bin/conan"
 export CONAN_HOME="$work/conan-home"
 "$conan" --version
@@ -60,7 +71,8 @@ step "create: offline profile (fmt and NVTX3 from the system)"
 create offline -pr:h "$offline" -pr:b "$offline"
 expect_in "$work/offline.log" "fmt/9.1.0 - Platform" "fmt from [platform_requires]"
 expect_in "$work/offline.log" "nvtx/3.1.0 - Platform" "nvtx from [platform_requires]"
-expect_in "$work/offline.log" "nsightkit: NVTX3 from CUDA::nvtx3, fmt from fmt::fmt" "providers seen by the consumer"
+expect_in "$work/offline.log" "nsightkit: NVTX3 from the CUDA toolkit" "providers seen by the consumer"
+expect_in "$work/offline.log" "fmt from fmt::fmt" "providers seen by the consumer"
 expect_in "$work/offline.log" "test_package ok: nsightkit" "test_package"
 expect_in "$work/offline.log" "instrumentation enabled, 7 NVTX events recorded" "test_package (enabled)"
 tested+=("conan create, offline profile (system fmt 9.1.0 + CUDA toolkit NVTX3): test_package enabled, 7 NVTX events")
@@ -83,7 +95,7 @@ done
   || { tail -30 "$work/nvtx-standin.log" >&2; fail "creating the nvtx stand-in package"; }
 rm -rf "$work/test_package"
 create conan-nvtx -pr:h "$fmt_only" -pr:b "$fmt_only" -o "nvtx/*:cuda_root=$cuda_root"
-expect_in "$work/conan-nvtx.log" "nsightkit: NVTX3 from nvtx3::nvtx3-cpp, fmt from fmt::fmt" "providers seen by the consumer"
+expect_in "$work/conan-nvtx.log" "nsightkit: NVTX3 from target nvtx3::nvtx3-cpp, fmt from fmt::fmt" "providers seen by the consumer"
 expect_in "$work/conan-nvtx.log" "instrumentation enabled, 7 NVTX events recorded" "test_package (Conan nvtx)"
 nvtx_pkg=$("$conan" cache path "nvtx/3.1.0:da39a3ee5e6b4b0d3255bfef95601890afd80709")
 # /usr/local/include may also hold the toolkit's headers: check the compile used the package's.
@@ -91,6 +103,58 @@ ninja_file=$(find "$work/test_package" -name build.ninja | head -1)
 [ -n "$ninja_file" ] || fail "test_package build.ninja not found under $work/test_package"
 expect_in "$ninja_file" "$nvtx_pkg/include" "the nvtx package's include directory on the consumer's compile line"
 tested+=("conan create with NVTX3 from a Conan package (nvtx::nvtx / nvtx3::nvtx3-cpp, CMakeDeps): test_package compiled with $nvtx_pkg/include")
+
+step "create: -o nsightkit/*:nvtx=system (no nvtx requirement: NVTX3 found when the consumer configures)"
+rm -rf "$work/test_package"
+create nvtx-system -pr:h "$fmt_only" -pr:b "$fmt_only" -o "nsightkit/*:nvtx=system"
+grep -qE "^ +nvtx/" "$work/nvtx-system.log" && fail "nvtx=system still required nvtx"
+expect_in "$work/nvtx-system.log" "nsightkit: NVTX3 from the CUDA toolkit" "nvtx=system: NVTX3 from the toolkit"
+expect_in "$work/nvtx-system.log" "instrumentation enabled, 7 NVTX events recorded" "test_package (nvtx=system)"
+tested+=("conan create -o nsightkit/*:nvtx=system: no nvtx requirement, NVTX3 from the CUDA toolkit at the consumer's configure")
+
+step "create: -o nsightkit/*:fmt_header_only=True"
+rm -rf "$work/test_package"
+create fmt-header-only -pr:h "$offline" -pr:b "$offline" -o "nsightkit/*:fmt_header_only=True"
+expect_in "$work/fmt-header-only.log" "fmt from fmt::fmt-header-only" "fmt_header_only: the consumer's fmt target"
+expect_in "$work/fmt-header-only.log" "7 NVTX events recorded, CUDA helpers" "test_package (fmt_header_only)"
+expect_in "$work/fmt-header-only.log" ", fmt-header-only" "test_package compiled with FMT_HEADER_ONLY"
+tp=$(find "$work/test_package" -type f -name test_package -perm -u+x | head -1)
+[ -n "$tp" ] || fail "test_package binary not found under $work/test_package"
+if readelf -d "$tp" | grep NEEDED | grep -q libfmt; then fail "fmt_header_only: $tp links libfmt"; fi
+mkdir -p "$work/no-libfmt"
+for so in libfmt.so.9 libfmt.so.10 libfmt.so.11 libfmt.so.12; do echo "not a library" >"$work/no-libfmt/$so"; done
+LD_LIBRARY_PATH="$work/no-libfmt" "$tp" enabled fmt-header-only || fail "fmt_header_only: test_package failed without libfmt"
+tested+=("conan create -o nsightkit/*:fmt_header_only=True: test_package compiled with FMT_HEADER_ONLY, links no libfmt, runs with a broken libfmt first on LD_LIBRARY_PATH")
+
+step "create without the CUDA toolkit: nvtx=system, NVTX3 from PyPI's nvidia-nvtx (NSIGHTKIT_NVTX3_PYPI_DIR)"
+# shellcheck source=../tests/consumers/hide_cuda.sh
+source "$root/tests/consumers/hide_cuda.sh" "$cxx"
+nocuda_check || fail "could not hide the CUDA toolkit"
+site=$("$work/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+pypi_inc=$("$work/venv/bin/python" "$root/cmake/nsightkit-find-nvtx3.py" --source pypi) || fail "PyPI's nvidia-nvtx has no nvtx3.hpp"
+cpu_only="$work/cpu-only.profile"
+{
+  printf 'include(default)\n\n[settings]\ncompiler.cppstd=17\n\n[platform_requires]\nfmt/9.1.0\n\n[conf]\n'
+  printf 'tools.cmake.cmaketoolchain:generator=Ninja\n'
+  python3 - "$NOCUDA_CXXFLAGS" "$NOCUDA_HIDDEN" "$site" <<'PY'
+import sys
+flags, hidden, site = sys.argv[1].split(), sys.argv[2], sys.argv[3]
+if flags:
+    print(f"tools.build:cxxflags={flags!r}")
+print("tools.cmake.cmaketoolchain:extra_variables=" +
+      repr({"CMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit": "ON", "CMAKE_IGNORE_PATH": hidden,
+            "NSIGHTKIT_NVTX3_PYPI_DIR": site}))
+PY
+} >"$cpu_only"
+rm -rf "$work/test_package"
+# (NSIGHTKIT_NVTX3_PYPI_DIR as a CMake variable in the profile, not in the environment, where
+# test_package would see it too.)
+env -u CUDA_PATH -u CUDA_HOME PATH="$NOCUDA_PATH" \
+  "$conan" create "$root" "${common[@]}" -pr:h "$cpu_only" -pr:b "$cpu_only" -o "nsightkit/*:nvtx=system" \
+  >"$work/cpu-only.log" 2>&1 || { tail -60 "$work/cpu-only.log" >&2; fail "conan create without the CUDA toolkit"; }
+expect_in "$work/cpu-only.log" "nsightkit: NVTX3 from PyPI's nvidia-nvtx in NSIGHTKIT_NVTX3_PYPI_DIR ($pypi_inc)" "NVTX3 from PyPI"
+expect_in "$work/cpu-only.log" "instrumentation enabled, 7 NVTX events recorded, CUDA helpers off" "test_package (CPU only)"
+tested+=("conan create without the CUDA toolkit (nvtx=system): NVTX3 from PyPI's nvidia-nvtx, CUDA helpers off, 7 NVTX events")
 
 step "the package's own CMake config (CMakeToolchain only, found through builddirs)"
 pkg=$("$conan" cache path "nsightkit/0.1.0:da39a3ee5e6b4b0d3255bfef95601890afd80709")
@@ -141,6 +205,78 @@ fi
 expect_in "$work/cpp14.log" "Current cppstd (14) is lower than the required C++ standard (17)" "C++14 refusal message"
 tested+=("compiler.cppstd=14 refused by validate() with a message naming C++17")
 
+# fetch_debian_fmt <dir>: the newest libfmt-dev of Debian's experimental suite, else of unstable,
+# with its library package, unpacked into <dir>/root (apt's lists and cache in <dir>; the
+# system's apt configuration and packages are not touched; the mirror is the one the system's apt
+# uses). Prints "<version>=<dir of fmt-config.cmake>".
+fetch_debian_fmt() {
+  local d=$1 mirror suite version lib
+  mirror=$(apt-cache policy | grep -oE 'https?://[^ ]+' | grep -v -- '-security' | head -1)
+  [ -n "$mirror" ] || { echo "no Debian mirror in apt's configuration" >&2; return 1; }
+  mkdir -p "$d/cache/archives/partial" "$d/debs" "$d/root"
+  local apt=(-o "Dir::Etc::SourceList=$d/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+    -o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache" -o APT::Sandbox::User=root
+    -o Debug::NoLocking=1)
+  for suite in experimental unstable; do
+    rm -rf "$d/lists" && mkdir -p "$d/lists/partial"
+    echo "deb $mirror $suite main" >"$d/sources.list"
+    apt-get "${apt[@]}" update -qq >>"$d/apt.log" 2>&1 || continue
+    version=$(apt-cache "${apt[@]}" madison libfmt-dev 2>>"$d/apt.log" | awk -F'|' '{gsub(/ /, "", $2); print $2}' | sort -V | tail -1)
+    [ -n "$version" ] && break
+  done
+  [ -n "$version" ] || { tail -5 "$d/apt.log" >&2; echo "no libfmt-dev in Debian experimental or unstable" >&2; return 1; }
+  lib=$(apt-cache "${apt[@]}" show "libfmt-dev=$version" 2>>"$d/apt.log" | sed -n 's/^Depends:.*\(libfmt[0-9][0-9]*\) (.*/\1/p' | head -1)
+  [ -n "$lib" ] || { echo "libfmt-dev $version names no libfmtN package" >&2; return 1; }
+  (cd "$d/debs" && apt-get "${apt[@]}" download "libfmt-dev=$version" "$lib=$version" >>"$d/apt.log" 2>&1) \
+    || { tail -5 "$d/apt.log" >&2; return 1; }
+  for deb in "$d"/debs/*.deb; do dpkg-deb -x "$deb" "$d/root"; done
+  local cfg
+  cfg=$(find "$d/root" -name fmt-config-version.cmake | head -1)
+  [ -n "$cfg" ] || { echo "no fmt-config-version.cmake in $(ls "$d/debs")" >&2; return 1; }
+  version=$(sed -n 's/^set(PACKAGE_VERSION "\([0-9.]*\)").*/\1/p' "$cfg")
+  echo "$version=$(dirname "$cfg")"
+}
+
+# A {fmt} of another major than the system's: NSIGHTKIT_CONAN_EXTRA_FMT=<version>=<dir of its
+# fmt-config.cmake>, else Debian's newest, fetched above (12.2.0, in experimental, when written).
+extra_fmt=${NSIGHTKIT_CONAN_EXTRA_FMT:-}
+if [ -z "$extra_fmt" ]; then
+  step "fetch Debian's newest {fmt} (libfmt-dev of experimental, else unstable; the system has 9.1.0)"
+  extra_fmt=$(fetch_debian_fmt "$work/fmt-debian") || {
+    untested+=("conan create with a {fmt} other than 9.1.0: Debian's libfmt-dev could not be fetched ($work/fmt-debian/apt.log)")
+    extra_fmt=""
+  }
+fi
+if [ -n "$extra_fmt" ]; then
+  fmt_version=${extra_fmt%%=*} fmt_dir=${extra_fmt#*=}
+  fmt_major=${fmt_version%%.*}
+  [ -f "$fmt_dir/fmt-config.cmake" ] || fail "no fmt-config.cmake in $fmt_dir"
+fi
+if [ -n "$extra_fmt" ] && { [ "$fmt_major" -lt 9 ] || [ "$fmt_major" -ge 13 ]; }; then
+  untested+=("{fmt} $fmt_version (from $fmt_dir) is outside the recipe's range fmt/[>=9 <13]: test it, then widen the range")
+elif [ -n "$extra_fmt" ]; then
+  step "create with {fmt} $fmt_version from $fmt_dir ([platform_requires])"
+  extra="$work/fmt-$fmt_version.profile"
+  printf 'include(default)\n\n[settings]\ncompiler.cppstd=17\n\n[platform_requires]\nfmt/%s\nnvtx/3.1.0\n\n[conf]\ntools.cmake.cmaketoolchain:generator=Ninja\ntools.cmake.cmaketoolchain:extra_variables={"fmt_DIR": "%s"}\n' \
+    "$fmt_version" "$fmt_dir" >"$extra"
+  for ho in False True; do
+    rm -rf "$work/test_package"
+    create "fmt-$fmt_version-$ho" -pr:h "$extra" -pr:b "$extra" -o "nsightkit/*:fmt_header_only=$ho"
+    expect_in "$work/fmt-$fmt_version-$ho.log" "fmt/$fmt_version - Platform" "fmt $fmt_version from [platform_requires]"
+    expect_in "$work/fmt-$fmt_version-$ho.log" "instrumentation enabled, 7 NVTX events recorded" "test_package (fmt $fmt_version)"
+    tp=$(find "$work/test_package" -type f -name test_package -perm -u+x | head -1)
+    [ -n "$tp" ] || fail "test_package binary not found under $work/test_package"
+    needed=$(readelf -d "$tp" | grep NEEDED | grep -o 'libfmt[^]]*' || true)
+    if [ "$ho" = False ]; then
+      [ "$needed" = "libfmt.so.$fmt_major" ] || fail "fmt $fmt_version: test_package needs '$needed', not libfmt.so.$fmt_major"
+    else
+      [ -z "$needed" ] || fail "fmt $fmt_version header-only: test_package needs $needed"
+    fi
+  done
+  tested+=("conan create with {fmt} $fmt_version ([platform_requires], $fmt_dir): fmt_header_only False (links libfmt.so.$fmt_major) and True (no libfmt)")
+fi
+
 echo "check-conan: conan $conan_version, $(cmake --version | head -1), $("$cxx" --version | head -1)"
 for t in "${tested[@]}"; do echo "  passed: $t"; done
+for t in "${untested[@]}"; do echo "  NOT TESTED: $t"; done
 echo "${#tested[@]} passed, 0 failed"
