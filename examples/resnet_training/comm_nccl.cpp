@@ -5,11 +5,12 @@
 // recorded on the NCCL stream (the optimizer reads the averaged gradients). The host never waits
 // here, so reductions overlap the rest of the backward pass.
 //
-// The communicator is non-blocking (ncclConfig_t::blocking = 0): creating it and its first
-// collective (which connects the ranks) are polled with a deadline, and watchdog() checks NCCL's
-// asynchronous error state while the host waits for the GPU. A rank that dies or never joins
-// therefore ends the others with an error naming the operation, after ncclCommAbort(), instead
-// of a GPU spinning forever in a collective.
+// Rank 0's NCCL id reaches the other ranks by an MPI broadcast (comm_mpi.cpp), bounded like every
+// other wait. The communicator is non-blocking (ncclConfig_t::blocking = 0): creating it and its
+// first collective (which connects the ranks) are polled with a deadline, and watchdog() checks
+// NCCL's asynchronous error state while the host waits for the GPU. A rank that dies or never
+// joins therefore ends the others with an error naming the operation, after ncclCommAbort(),
+// instead of a GPU spinning forever in a collective.
 #include "distributed.hpp"
 
 #include <nsightkit/cuda_check.hpp>
@@ -21,6 +22,7 @@
 #include <nccl.h>
 
 #include <chrono>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -86,6 +88,10 @@ class NcclCommunicator final : public Communicator {
   [[nodiscard]] std::string describe() const override {
     return "NCCL " + version_ + ", " + std::to_string(ctx_.world().size) +
            " ranks, all-reduce on a dedicated stream";
+  }
+
+  void check_same(std::uint64_t value, char const* what) override {
+    check_same_on_ranks(ctx_, value, what);
   }
 
   void all_reduce_mean(float* data, std::size_t count, std::string const& label) override {
@@ -179,8 +185,8 @@ class NcclCommunicator final : public Communicator {
     }
   }
 
-  /// Rank 0 creates the NCCL id and publishes it in the rendezvous directory; the others wait
-  /// for it, at most the timeout.
+  /// Rank 0 creates the NCCL id and broadcasts it over MPI; the others wait for it, at most the
+  /// timeout.
   ncclUniqueId exchange_id() {
     ncclUniqueId id{};
     if (ctx_.world().rank == 0) {
@@ -188,14 +194,10 @@ class NcclCommunicator final : public Communicator {
       if (r != ncclSuccess) {
         ctx_.fail("ncclGetUniqueId failed: " + std::string{ncclGetErrorString(r)});
       }
-      ctx_.publish(kIdFile, id.internal, sizeof id.internal);
-    } else {
-      ctx_.wait_for(kIdFile, id.internal, sizeof id.internal, "the NCCL id");
     }
+    broadcast_from_rank0(ctx_.world(), ctx_.options(), id.internal, sizeof id.internal, "NCCL id");
     return id;
   }
-
-  static constexpr char const* kIdFile = "nccl-id";
 
   RankContext ctx_;
   cudaStream_t compute_;

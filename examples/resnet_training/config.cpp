@@ -108,8 +108,8 @@ struct Parser {
                     &c.prefetch, false);
 
     args.add_section(
-        "Data-parallel (one process per GPU, started by tools/nsightkit_launch.py, which sets\n"
-        "RANK, WORLD_SIZE, LOCAL_RANK and NSIGHTKIT_RENDEZVOUS; --batch is per rank):");
+        "Data-parallel (one process per GPU, started by an MPI launcher: mpirun -np N or srun;\n"
+        "rank 0 prints, the report of every rank is merged on rank 0; --batch is per rank):");
     args.add_int("bn-groups", "N",
                  "batch-norm statistics over N equal slices of the batch (default 1); a single\n"
                  "process with --bn-groups N reproduces N ranks of the same global batch",
@@ -120,7 +120,8 @@ struct Parser {
                     "all-reduce the gradients after the backward pass instead of during it",
                     &c.overlap, false);
     args.add_double("dist-timeout", "S",
-                    "give up after S seconds without progress from another rank (default 120)",
+                    "end the whole job after S seconds without progress from another rank\n"
+                    "(default 120)",
                     &c.dist_timeout, 1.0, 86400.0);
     args.add_int("slow-rank", "R", "make rank R a straggler (with --slow-ms)", &c.slow_rank, 0,
                  65535);

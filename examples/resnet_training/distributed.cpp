@@ -6,19 +6,19 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 namespace resnet {
 namespace {
 
-/// The integer value of `name`, or `fallback` when unset; throws naming the variable otherwise.
-int env_int(char const* name, int fallback) {
+/// The integer value of `name` (nullopt when unset); throws naming the variable when it is not
+/// one.
+std::optional<int> env_int(char const* name) {
   char const* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
+  if (v == nullptr || *v == '\0') return std::nullopt;
   char* end = nullptr;
   errno = 0;
   long const x = std::strtol(v, &end, 10);
@@ -29,31 +29,74 @@ int env_int(char const* name, int fallback) {
   return static_cast<int>(x);
 }
 
-}  // namespace
-
-World World::from_environment() {
-  World w;
-  w.size = std::max(1, env_int("WORLD_SIZE", 1));
-  if (!w.distributed()) return w;
-  w.rank = env_int("RANK", -1);
-  if (w.rank < 0) {
-    throw std::runtime_error("environment: WORLD_SIZE=" + std::to_string(w.size) +
-                             " but RANK is not set (start the ranks with "
-                             "tools/nsightkit_launch.py, or set RANK yourself)");
-  }
-  if (w.rank >= w.size) {
-    throw std::runtime_error("environment: RANK=" + std::to_string(w.rank) +
-                             " is not below WORLD_SIZE=" + std::to_string(w.size));
-  }
-  w.local_rank = env_int("LOCAL_RANK", w.rank);
-  char const* dir = std::getenv("NSIGHTKIT_RENDEZVOUS");
-  if (dir == nullptr || *dir == '\0') {
-    throw std::runtime_error("environment: WORLD_SIZE=" + std::to_string(w.size) +
-                             " but NSIGHTKIT_RENDEZVOUS (a directory all ranks share) is not set");
-  }
-  w.rendezvous = dir;
+/// The world made by the first World::from_environment() call.
+std::optional<World>& the_world() {
+  static std::optional<World> w;
   return w;
 }
+
+}  // namespace
+
+LauncherInfo LauncherInfo::from_environment() {
+  struct Source {
+    char const* size;
+    char const* rank;
+    char const* name;
+  };
+  // The MPI launchers first: torchrun's generic names may be left over in an environment.
+  static constexpr Source sources[] = {{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "Open MPI"},
+                                       {"PMI_SIZE", "PMI_RANK", "MPICH (PMI)"},
+                                       {"SLURM_STEP_NUM_TASKS", "SLURM_PROCID", "Slurm (srun)"},
+                                       {"WORLD_SIZE", "RANK", "torchrun"}};
+  for (Source const& src : sources) {
+    std::optional<int> const size = env_int(src.size);
+    if (!size) continue;
+    LauncherInfo info;
+    info.launcher = src.name;
+    info.size = std::max(1, *size);
+    if (info.size == 1) return info;
+    std::optional<int> const rank = env_int(src.rank);
+    if (!rank) {
+      throw std::runtime_error(std::string{"environment: "} + src.size + "=" +
+                               std::to_string(info.size) + " but " + src.rank + " is not set");
+    }
+    if (*rank >= info.size) {
+      throw std::runtime_error(std::string{"environment: "} + src.rank + "=" +
+                               std::to_string(*rank) + " is not below " + src.size + "=" +
+                               std::to_string(info.size));
+    }
+    info.rank = *rank;
+    return info;
+  }
+  return LauncherInfo{};
+}
+
+World World::from_environment(CommOptions const& options) {
+  std::optional<World>& w = the_world();
+  if (w) return *w;
+  LauncherInfo const launcher = LauncherInfo::from_environment();
+  w = launcher.size > 1 ? start_mpi_world(launcher, options) : World{};
+  return *w;
+}
+
+World World::from_environment() { return from_environment(CommOptions{}); }
+
+#if !NSIGHTKIT_EXAMPLES_MPI
+World start_mpi_world(LauncherInfo const& launcher, CommOptions const&) {
+  throw std::runtime_error(std::string{"started as rank "} + std::to_string(launcher.rank) +
+                           " of " + std::to_string(launcher.size) + " (" + launcher.launcher +
+                           "), but this build of resnet_training has no MPI: data-parallel "
+                           "training needs it (Debian: apt-get install libopenmpi-dev "
+                           "openmpi-bin, then configure again)");
+}
+void finish_world() noexcept {}
+void abort_other_ranks(std::string const&, int) noexcept {}
+void check_same_on_ranks(RankContext const&, std::uint64_t, char const*) {}
+void broadcast_from_rank0(World const&, CommOptions const&, void*, std::size_t, char const*) {}
+std::unique_ptr<Communicator> make_host_communicator(World const&, CommOptions const&) {
+  throw std::runtime_error("this build of resnet_training has no MPI");
+}
+#endif
 
 void RankContext::fail(std::string const& message) const {
   throw std::runtime_error("rank " + std::to_string(world_.rank) + ": " + message);
@@ -65,32 +108,6 @@ std::string RankContext::timeout_text() const {
 
 double RankContext::seconds_since(std::chrono::steady_clock::time_point t0) noexcept {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-void RankContext::publish(char const* name, void const* data, std::size_t bytes) const {
-  std::string const path = world_.rendezvous + "/" + name;
-  std::string const tmp = path + ".tmp";
-  std::ofstream f{tmp, std::ios::binary};
-  f.write(static_cast<char const*>(data), static_cast<std::streamsize>(bytes));
-  f.close();
-  if (!f || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    fail("cannot write " + path + " (NSIGHTKIT_RENDEZVOUS must be a writable directory)");
-  }
-}
-
-void RankContext::wait_for(char const* name, void* data, std::size_t bytes,
-                           char const* what) const {
-  std::string const path = world_.rendezvous + "/" + name;
-  auto const t0 = std::chrono::steady_clock::now();
-  for (;;) {
-    std::ifstream f{path, std::ios::binary};
-    if (f.read(static_cast<char*>(data), static_cast<std::streamsize>(bytes))) return;
-    if (timed_out(t0)) {
-      fail(std::string{"rank 0 did not publish "} + what + " in " + path + " within " +
-           timeout_text() + " (did rank 0 start?)");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
 }
 
 GradientSync::GradientSync(nn::ParameterStore& store, Communicator& comm, std::size_t bucket_bytes,
@@ -126,6 +143,9 @@ GradientSync::GradientSync(nn::ParameterStore& store, Communicator& comm, std::s
   }
   for (std::size_t b = 0; b < buckets_.size(); ++b)
     buckets_[b].label = "bucket" + std::to_string(b);
+  std::uint64_t floats = 0;
+  for (auto const& b : buckets_) floats += b.count;
+  comm.check_same(floats, "gradient floats (is every rank running the same model and flags?)");
 }
 
 GradientSync::~GradientSync() {

@@ -4,11 +4,12 @@
 #   test_resnet_gradcheck  every parameter gradient of a tiny ResNet vs finite differences (f64)
 #   test_resnet_model      module ranges through the NVTX Recorder, layouts, loader, command line
 #   test_resnet_parallel   data-parallel pieces: gradient buckets, launcher variables, batch-norm
-#                          groups, the loopback TCP communicator (ranks as threads)
+#                          groups
 #   resnet_training_ci     the program on the CPU for a few steps, checked through its report
 #                          JSON and metrics JSON (module paths, capture steps, falling loss)
-#   resnet_training_parallel_ci  2 CPU ranks through the launcher vs 1 process, merged reports,
-#                          a straggler, a dying rank, a missing rank
+#   resnet_training_parallel_ci  2 CPU ranks started by mpiexec vs 1 process, the reports merged
+#                          on rank 0 and offline, a straggler, a dying and a stalling rank (MPI
+#                          builds only: skipped with a message where MPI is missing)
 #   resnet_training_cli_cuda_graph_*  --cuda-graph on the CPU: a usage error (status 2) naming
 #                          the CUDA backend, with --device cpu and --device auto; --help names it
 #   resnet_training_check_graph_selftest  the GPU test's checker (tests/check_graph.py) against
@@ -47,14 +48,28 @@ add_test(NAME resnet_training_ci
 set_tests_properties(resnet_training_ci PROPERTIES LABELS cpu TIMEOUT 600
   ENVIRONMENT_MODIFICATION "NVTX_INJECTION64_PATH=unset:;NSIGHTKIT_CAPTURE=unset:;NSIGHTKIT_REPORT=unset:")
 
-# Data-parallel on the CPU: ranks started by tools/nsightkit_launch.py, reports merged by
-# tools/nsightkit_merge.py; 1 process vs 2 ranks, a straggler, faults.
-add_test(NAME resnet_training_parallel_ci
-  COMMAND Python3::Interpreter ${_resnet_dir}/tests/check_parallel.py
-          --exe $<TARGET_FILE:resnet_training> --tools ${_resnet_dir}/../../tools
-          --workdir ${CMAKE_CURRENT_BINARY_DIR}/parallel_ci ${_resnet_ci_flags})
-set_tests_properties(resnet_training_parallel_ci PROPERTIES LABELS cpu TIMEOUT 600
-  ENVIRONMENT_MODIFICATION "NVTX_INJECTION64_PATH=unset:;NSIGHTKIT_CAPTURE=unset:;NSIGHTKIT_REPORT=unset:")
+# Data-parallel on the CPU: 2 ranks started by mpiexec, reports merged on rank 0 (nsightkit::mpi)
+# and by tools/nsightkit_merge.py; 1 process vs 2 ranks, a straggler, faults.
+if(TARGET nsightkit::mpi AND MPIEXEC_EXECUTABLE)
+  # Open MPI's mpiexec refuses more ranks than cores without --oversubscribe (CI has 2 cores).
+  execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _resnet_mpiexec
+    ERROR_VARIABLE _resnet_mpiexec RESULT_VARIABLE _resnet_rc)
+  set(_resnet_mpi_flags "")
+  if(_resnet_mpiexec MATCHES "Open MPI|OpenRTE")
+    set(_resnet_mpi_flags --oversubscribe)
+  endif()
+  add_test(NAME resnet_training_parallel_ci
+    COMMAND Python3::Interpreter ${_resnet_dir}/tests/check_parallel.py
+            --exe $<TARGET_FILE:resnet_training> --mpiexec ${MPIEXEC_EXECUTABLE}
+            --np-flag=${MPIEXEC_NUMPROC_FLAG} ${_resnet_mpi_flags} --tools ${_resnet_dir}/../../tools
+            --workdir ${CMAKE_CURRENT_BINARY_DIR}/parallel_ci ${_resnet_ci_flags})
+  # Open MPI refuses to start as root unless told (CI runs as root).
+  set_tests_properties(resnet_training_parallel_ci PROPERTIES LABELS cpu TIMEOUT 600
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+    ENVIRONMENT_MODIFICATION "NVTX_INJECTION64_PATH=unset:;NSIGHTKIT_CAPTURE=unset:;NSIGHTKIT_REPORT=unset:")
+else()
+  message(STATUS "resnet_training: resnet_training_parallel_ci skipped: no MPI (${NSIGHTKIT_MPI_REASON})")
+endif()
 
 # --cuda-graph on the CPU: exit status 2 (a usage error) and the message, with nothing trained.
 # Under --device auto too (no GPU on the CI machine, and the probe is forced off below for a

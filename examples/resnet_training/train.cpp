@@ -388,15 +388,16 @@ RunResult train(Config const& cfg, std::FILE* main_out) {
   for (auto const& [flag, rank] :
        {std::pair{"--die-rank", cfg.die_rank}, {"--slow-rank", cfg.slow_rank}}) {
     if (rank >= world.size) {
-      throw std::runtime_error(
-          std::string{flag} + " " + std::to_string(rank) +
-          " is not a rank of this run (WORLD_SIZE=" + std::to_string(world.size) + ")");
+      throw std::runtime_error(std::string{flag} + " " + std::to_string(rank) +
+                               " is not a rank of this run (" + std::to_string(world.size) +
+                               " rank" + (world.size == 1 ? "" : "s") + ")");
     }
   }
   if (cfg.cuda_graph && world.distributed()) {
     throw std::runtime_error(
-        "--cuda-graph: not with several ranks (WORLD_SIZE=" + std::to_string(world.size) +
-        "): the captured step would have to hold the gradient all-reduce, which data-parallel "
+        "--cuda-graph: not with several ranks (" + std::to_string(world.size) +
+        " ranks): the captured step would have to hold the gradient all-reduce, which "
+        "data-parallel "
         "training runs bucket by bucket from the host; run --cuda-graph in a single process");
   }
   // Rank 0 speaks for the run; the others report only errors (and their report files).
@@ -445,9 +446,10 @@ RunResult train(Config const& cfg, std::FILE* main_out) {
       nsk::name_cuda_device(world.local_rank,
                             (prefix + "GPU " + std::to_string(world.local_rank)).c_str());
 #else
-      throw std::runtime_error("WORLD_SIZE=" + std::to_string(world.size) +
-                               ": this build of resnet_training has no NCCL (data-parallel "
-                               "training on CUDA needs it; the CPU backend needs nothing)");
+      throw std::runtime_error(std::to_string(world.size) +
+                               " ranks: this build of resnet_training has no NCCL (data-parallel "
+                               "training on CUDA needs it and MPI; the CPU backend needs MPI "
+                               "alone)");
 #endif
     } else {
       comm = make_host_communicator(world, co);

@@ -1,7 +1,6 @@
-// Data-parallel pieces of resnet_training that run without GPUs: the gradient buckets and when
-// they are reduced, the launcher's environment, batch-norm groups, and the loopback TCP
-// communicator (several ranks as threads of this process: results, ranks out of step, a rank
-// that vanishes, a rank that never comes).
+// Data-parallel pieces of resnet_training that run without GPUs or MPI: the gradient buckets and
+// when they are reduced, what the launchers' variables say (Open MPI, MPICH's PMI, Slurm,
+// torchrun), batch-norm groups. The MPI communicator runs in tests/check_parallel.py (mpirun).
 #include "tiny.hpp"
 
 #include "common/cpu_backend.hpp"
@@ -10,17 +9,14 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
-#include <exception>
-#include <filesystem>
 #include <functional>
-#include <map>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include <unistd.h>
+#include <stdlib.h>  // setenv, unsetenv
 
 namespace {
 
@@ -47,6 +43,8 @@ struct FakeComm final : resnet::Communicator {
   }
   void join() override { ++joins; }
   void watchdog(double) override {}
+  std::vector<std::uint64_t> checked;  // check_same() values
+  void check_same(std::uint64_t value, char const*) override { checked.push_back(value); }
 };
 
 /// A scoped environment variable (restored afterwards).
@@ -76,14 +74,6 @@ class EnvVar {
   bool had_{false};
 };
 
-std::string fresh_dir(char const* name) {
-  auto const dir = std::filesystem::temp_directory_path() /
-                   (std::string{"nsk-parallel-"} + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
-
 }  // namespace
 
 TEST_CASE("buckets tile the gradient buffers: every parameter in exactly one contiguous bucket") {
@@ -108,6 +98,8 @@ TEST_CASE("buckets tile the gradient buffers: every parameter in exactly one con
     std::size_t total = 0;
     for (auto const& r : t.params.ranges()) total += r.grad.numel();
     REQUIRE(covered == total);
+    // Before any reduction, the ranks compare how many gradient floats they reduce.
+    REQUIRE(comm.checked.back() == total);
     std::sort(spans.begin(), spans.end());
     for (std::size_t i = 1; i < spans.size(); ++i) REQUIRE(spans[i - 1].second <= spans[i].first);
     for (auto const& p : t.params.params()) {
@@ -185,46 +177,70 @@ TEST_CASE("a parameter reported twice in one backward pass is an error naming it
   REQUIRE_THROWS_WITH(sync.ready(p), Catch::Contains(p.name) && Catch::Contains("twice"));
 }
 
-TEST_CASE("the launcher's environment: single process, ranks, and bad values named") {
-  EnvVar const rdv{"NSIGHTKIT_RENDEZVOUS", "/tmp/rdv"};
+TEST_CASE("the launchers' variables: Open MPI, MPICH, Slurm, torchrun, none, bad values named") {
+  // Every variable the reader looks at, unset for the test and restored afterwards.
+  EnvVar const clear[] = {{"OMPI_COMM_WORLD_SIZE", nullptr},
+                          {"OMPI_COMM_WORLD_RANK", nullptr},
+                          {"PMI_SIZE", nullptr},
+                          {"PMI_RANK", nullptr},
+                          {"SLURM_STEP_NUM_TASKS", nullptr},
+                          {"SLURM_PROCID", nullptr},
+                          {"WORLD_SIZE", nullptr},
+                          {"RANK", nullptr}};
+  (void)clear;
   {
-    EnvVar const ws{"WORLD_SIZE", nullptr};
-    auto const w = resnet::World::from_environment();
-    REQUIRE_FALSE(w.distributed());
-    REQUIRE(w.rank == 0);
+    auto const l = resnet::LauncherInfo::from_environment();
+    REQUIRE(l.size == 1);
+    REQUIRE(l.rank == 0);
+    REQUIRE(std::string{l.launcher}.empty());
+    REQUIRE_FALSE(resnet::World{}.distributed());
   }
   {
-    EnvVar const ws{"WORLD_SIZE", "4"};
-    EnvVar const r{"RANK", "3"};
-    EnvVar const lr{"LOCAL_RANK", "1"};
-    auto const w = resnet::World::from_environment();
-    REQUIRE(w.distributed());
-    REQUIRE(w.size == 4);
-    REQUIRE(w.rank == 3);
-    REQUIRE(w.local_rank == 1);
-    REQUIRE(w.rendezvous == "/tmp/rdv");
+    EnvVar const s{"OMPI_COMM_WORLD_SIZE", "4"};
+    EnvVar const r{"OMPI_COMM_WORLD_RANK", "3"};
+    EnvVar const t{"WORLD_SIZE", "9"};  // left over from elsewhere: the MPI launcher's win
+    auto const l = resnet::LauncherInfo::from_environment();
+    REQUIRE(l.size == 4);
+    REQUIRE(l.rank == 3);
+    REQUIRE(std::string{l.launcher} == "Open MPI");
   }
   {
-    EnvVar const ws{"WORLD_SIZE", "2"};
-    EnvVar const r{"RANK", "2"};
-    REQUIRE_THROWS_WITH(resnet::World::from_environment(),
-                        Catch::Contains("RANK=2 is not below WORLD_SIZE=2"));
+    EnvVar const s{"PMI_SIZE", "2"};
+    EnvVar const r{"PMI_RANK", "1"};
+    auto const l = resnet::LauncherInfo::from_environment();
+    REQUIRE((l.size == 2 && l.rank == 1 && std::string{l.launcher} == "MPICH (PMI)"));
   }
   {
-    EnvVar const ws{"WORLD_SIZE", "two"};
-    REQUIRE_THROWS_WITH(resnet::World::from_environment(),
+    EnvVar const s{"SLURM_STEP_NUM_TASKS", "8"};
+    EnvVar const r{"SLURM_PROCID", "5"};
+    auto const l = resnet::LauncherInfo::from_environment();
+    REQUIRE((l.size == 8 && l.rank == 5 && std::string{l.launcher} == "Slurm (srun)"));
+  }
+  {
+    EnvVar const s{"WORLD_SIZE", "2"};
+    EnvVar const r{"RANK", "0"};
+    auto const l = resnet::LauncherInfo::from_environment();
+    REQUIRE((l.size == 2 && l.rank == 0 && std::string{l.launcher} == "torchrun"));
+  }
+  {
+    EnvVar const s{"OMPI_COMM_WORLD_SIZE", "1"};
+    REQUIRE(resnet::LauncherInfo::from_environment().size == 1);  // mpirun -np 1: one process
+  }
+  {
+    EnvVar const s{"PMI_SIZE", "2"};
+    EnvVar const r{"PMI_RANK", "2"};
+    REQUIRE_THROWS_WITH(resnet::LauncherInfo::from_environment(),
+                        Catch::Contains("PMI_RANK=2 is not below PMI_SIZE=2"));
+  }
+  {
+    EnvVar const s{"WORLD_SIZE", "two"};
+    REQUIRE_THROWS_WITH(resnet::LauncherInfo::from_environment(),
                         Catch::Contains("WORLD_SIZE='two' is not a non-negative integer"));
   }
   {
-    EnvVar const ws{"WORLD_SIZE", "2"};
-    EnvVar const r{"RANK", nullptr};
-    REQUIRE_THROWS_WITH(resnet::World::from_environment(), Catch::Contains("RANK is not set"));
-  }
-  {
-    EnvVar const ws{"WORLD_SIZE", "2"};
-    EnvVar const r{"RANK", "1"};
-    EnvVar const none{"NSIGHTKIT_RENDEZVOUS", nullptr};
-    REQUIRE_THROWS_WITH(resnet::World::from_environment(), Catch::Contains("NSIGHTKIT_RENDEZVOUS"));
+    EnvVar const s{"OMPI_COMM_WORLD_SIZE", "2"};
+    REQUIRE_THROWS_WITH(resnet::LauncherInfo::from_environment(),
+                        Catch::Contains("OMPI_COMM_WORLD_RANK is not set"));
   }
 }
 
@@ -274,98 +290,4 @@ TEST_CASE("batch-norm groups normalise each slice of the batch on its own") {
   // A batch that does not split is an error naming the flag.
   nn::Tensor odd = be->empty(nn::Shape{3, 3, 2, 2}, nn::Layout::nchw);
   REQUIRE_THROWS_WITH(grouped.forward(odd), Catch::Contains("--bn-groups"));
-}
-
-namespace {
-/// Runs `body(rank)` on `n` threads, each with its own communicator; collects the errors.
-std::vector<std::string> run_ranks(int n, std::string const& dir, double timeout,
-                                   std::function<void(int, resnet::Communicator&)> const& body,
-                                   std::vector<int> const& absent = {}) {
-  std::vector<std::string> errors(static_cast<std::size_t>(n));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) {
-    if (std::find(absent.begin(), absent.end(), r) != absent.end()) continue;
-    threads.emplace_back([&, r] {
-      try {
-        resnet::World w;
-        w.rank = r;
-        w.size = n;
-        w.local_rank = r;
-        w.rendezvous = dir;
-        resnet::CommOptions o;
-        o.timeout_s = timeout;
-        auto comm = resnet::make_host_communicator(w, o);
-        body(r, *comm);
-      } catch (std::exception const& e) {
-        errors[static_cast<std::size_t>(r)] = e.what();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  return errors;
-}
-}  // namespace
-
-TEST_CASE("host communicator: 3 ranks average in place, call after call") {
-  std::string const dir = fresh_dir("mean");
-  std::vector<std::vector<float>> results(3);
-  std::vector<std::string> described(3);  // Catch2 asserts only on the test's own thread
-  auto const errors = run_ranks(3, dir, 20.0, [&](int r, resnet::Communicator& c) {
-    described[static_cast<std::size_t>(r)] = c.describe();
-    for (int call = 0; call < 5; ++call) {
-      std::vector<float> v(1000 + static_cast<std::size_t>(call));
-      for (std::size_t i = 0; i < v.size(); ++i) {
-        v[i] = static_cast<float>((r + 1) * static_cast<int>(i + 1) + call);
-      }
-      c.all_reduce_mean(v.data(), v.size(), "bucket" + std::to_string(call));
-      if (call == 4) results[static_cast<std::size_t>(r)] = v;
-    }
-  });
-  for (auto const& e : errors) REQUIRE(e.empty());
-  REQUIRE_THAT(described[0], Catch::Contains("3 ranks"));
-  for (auto const& v : results) {
-    REQUIRE(v.size() == 1004);
-    // Mean of (r + 1) * (i + 1) + 4 over r = 0, 1, 2 is 2 * (i + 1) + 4.
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      REQUIRE(v[i] == Approx(2.0 * static_cast<double>(i + 1) + 4));
-    }
-    REQUIRE(v == results[0]);  // bit-identical on every rank
-  }
-  std::filesystem::remove_all(dir);
-}
-
-TEST_CASE("host communicator: a rank out of step is named, not summed") {
-  std::string const dir = fresh_dir("step");
-  auto const errors = run_ranks(2, dir, 10.0, [&](int r, resnet::Communicator& c) {
-    std::vector<float> v(r == 0 ? 8 : 9, 1.0f);
-    c.all_reduce_mean(v.data(), v.size(), "bucket0");
-  });
-  REQUIRE_THAT(errors[0], Catch::Contains("rank 1 is out of step") && Catch::Contains("9 floats"));
-  std::filesystem::remove_all(dir);
-}
-
-TEST_CASE("host communicator: a rank that goes away fails the others at once, naming it") {
-  std::string const dir = fresh_dir("gone");
-  auto const errors = run_ranks(3, dir, 30.0, [&](int r, resnet::Communicator& c) {
-    std::vector<float> v(16, 1.0f);
-    c.all_reduce_mean(v.data(), v.size(), "bucket0");
-    if (r == 2) return;  // leaves: its communicator closes the connection
-    c.all_reduce_mean(v.data(), v.size(), "bucket1");
-  });
-  REQUIRE(errors[2].empty());
-  REQUIRE_THAT(errors[0], Catch::Contains("rank 2 closed its connection during allreduce bucket1"));
-  // Rank 1 learns it from rank 0, which gave up: its message names rank 0.
-  REQUIRE_THAT(errors[1], Catch::Contains("rank 0"));
-  std::filesystem::remove_all(dir);
-}
-
-TEST_CASE("host communicator: a rank that never comes is reported after the timeout") {
-  std::string const dir = fresh_dir("absent");
-  auto const errors = run_ranks(3, dir, 0.5, [](int, resnet::Communicator&) {}, {2});
-  REQUIRE_THAT(errors[0], Catch::Contains("rank(s) 2 did not connect within"));
-  std::filesystem::remove_all(dir);
-  std::string const dir0 = fresh_dir("absent0");
-  auto const errors0 = run_ranks(2, dir0, 0.5, [](int, resnet::Communicator&) {}, {0});
-  REQUIRE_THAT(errors0[1], Catch::Contains("rank 0 did not publish its port"));
-  std::filesystem::remove_all(dir0);
 }
