@@ -26,6 +26,7 @@
 #include <thread>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 // ---- a fake backend -------------------------------------------------------------------------
@@ -320,6 +321,34 @@ TEST_CASE("a freed block is reused for the same size class and the statistics fo
   CHECK(pool.deallocate(c, 5000).status == PoolStatus::ok);
   CHECK(pool.stats().peak_bytes_in_use == 9 * KiB);
   CHECK(fake.error_list().empty());
+}
+
+namespace {
+std::vector<std::pair<std::string, double>> counter_samples;  // what the test sink received
+void record_counter(char const* name, double value) noexcept {
+  counter_samples.emplace_back(name, value);
+}
+}  // namespace
+
+TEST_CASE("the pools' bytes in use go to the counter sink as a process-wide total") {
+  auto const previous = nsightkit::detail::counter_sink.exchange(&record_counter);
+  counter_samples.clear();
+  auto const base = static_cast<double>(nsightkit::detail::pinned_bytes_in_use.value());
+  {
+    FakePool one;
+    FakePool two;
+    void* a = one.allocate(1000);  // 4 KiB class
+    void* b = two.allocate(5000);  // 5 KiB class
+    CHECK(one.deallocate(a, 1000).status == PoolStatus::ok);
+    CHECK(two.deallocate(b, 5000).status == PoolStatus::ok);
+  }
+  nsightkit::detail::counter_sink.store(previous);
+  std::vector<double> values;
+  for (auto const& [name, value] : counter_samples) {
+    CHECK(name == "pinned pool bytes in use");
+    values.push_back(value - base);
+  }
+  CHECK(values == std::vector<double>{4.0 * KiB, 9.0 * KiB, 5.0 * KiB, 0.0});
 }
 
 TEST_CASE("core: zero bytes is nullptr and no allocation, freeing nullptr does nothing") {

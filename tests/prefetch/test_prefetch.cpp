@@ -474,6 +474,34 @@ TEST_CASE("depth 1: copy, wait, compute, release — nothing overlaps") {
   CHECK(nsk_test::eager_log(1, 3) == expected);
 }
 
+namespace {
+std::vector<double> waiting_samples;  // "prefetch batches waiting" as the test sink received it
+void record_waiting(char const* name, double value) noexcept {
+  if (std::string{name} == "prefetch batches waiting") waiting_samples.push_back(value);
+}
+}  // namespace
+
+TEST_CASE("batches copied and not yet consumed go to the counter sink, none are left after") {
+  auto const previous = nsightkit::detail::counter_sink.exchange(&record_waiting);
+  waiting_samples.clear();
+  auto const base = static_cast<double>(nsightkit::detail::prefetch_batches_waiting.value());
+  {
+    nsk_test::Run run;
+    run.batches = 4;
+    nsk_test::Core core = run.make(3);
+    auto it = core.begin();  // three copies queued, batch 0 handed over
+    CHECK(waiting_samples.size() == 4);
+    CHECK(waiting_samples.back() - base == 2.0);
+    ++it;  // batch 0 released, batch 3 queued, batch 1 handed over
+    CHECK(waiting_samples.back() - base == 2.0);
+    run.gpu.run_all();
+  }  // destroyed holding batch 1 with batches 2 and 3 waiting: they are not waiting any more
+  nsightkit::detail::counter_sink.store(previous);
+  std::vector<double> rel;
+  for (double v : waiting_samples) rel.push_back(v - base);
+  CHECK(rel == std::vector<double>{1, 2, 3, 2, 3, 2, 0});
+}
+
 TEST_CASE("depth 2: the copy of batch N+1 is queued before the consumer sees batch N") {
   // clang-format off
   Lines const expected{

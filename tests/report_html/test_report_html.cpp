@@ -252,8 +252,11 @@ TEST_CASE("counter tracks: samples while a trace is recorded, none otherwise") {
   REQUIRE(nsightkit::Report::enable(o));
   rep::counter_sample("pool bytes", 4096.0);
   rep::counter_sample("pool bytes", 0.5);
+  // Other features' counters arrive through the sink the report installed when enabled.
+  nsightkit::detail::counter("prefetch batches waiting", 3.0);
   std::string const t = nsightkit::Report::trace_json();
   CHECK(count(t, "\"ph\":\"C\",\"name\":\"pool bytes\"") == 2);
+  CHECK(count(t, "\"ph\":\"C\",\"name\":\"prefetch batches waiting\"") == 1);
   CHECK(t.find("\"args\":{\"value\":4096}") != std::string::npos);
   CHECK(t.find("\"args\":{\"value\":0.5}") != std::string::npos);
   nsightkit::Report::reset();  // forgets them

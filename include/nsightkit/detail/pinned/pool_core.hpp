@@ -29,6 +29,7 @@
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/counter.hpp>
 #include <nsightkit/detail/emit.hpp>
 #include <nsightkit/detail/pinned/size_class.hpp>
 #include <nsightkit/pinned_types.hpp>
@@ -274,6 +275,7 @@ class PoolCore {
     ++stats_.allocations;
     ++stats_.blocks_in_use;
     stats_.bytes_in_use += size;
+    pinned_bytes_in_use.add(static_cast<std::int64_t>(size));
     stats_.bytes_requested += requested;
     stats_.peak_bytes_in_use = std::max(stats_.peak_bytes_in_use, stats_.bytes_in_use);
     stats_.peak_bytes_reserved = std::max(stats_.peak_bytes_reserved, stats_.bytes_reserved());
@@ -426,6 +428,7 @@ class PoolCore {
       ++stats_.deallocations;
       --stats_.blocks_in_use;
       stats_.bytes_in_use -= b.size;
+      pinned_bytes_in_use.add(-static_cast<std::int64_t>(b.size));
       stats_.bytes_requested -= b.requested;
       b.requested = 0;
       bool reusable = record_events(b, stream);

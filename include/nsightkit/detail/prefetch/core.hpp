@@ -34,6 +34,7 @@
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/counter.hpp>
 #include <nsightkit/detail/emit.hpp>
 #include <nsightkit/prefetch_types.hpp>
 
@@ -179,6 +180,9 @@ class Core {
   /// the compute work queued while a batch was held — then destroys events, host batches and
   /// slots. Never throws.
   ~Core() {
+    std::int64_t waiting = 0;
+    for (auto const& e : entries_) waiting += e->state == State::ready ? 1 : 0;
+    prefetch_batches_waiting.add(-waiting);
     if (holding_) {
       // break, or an exception in the loop body: the consumer's queued work may read the slot.
       Entry& e = entry(current_);
@@ -347,6 +351,7 @@ class Core {
       return;
     }
     e.state = State::ready;
+    prefetch_batches_waiting.add(1);
   }
 
   // Calls the source inside its range; its exception is kept in `error`. (Built in place:
@@ -396,6 +401,7 @@ class Core {
     if (e.state != State::ready || e.batch.index_ != n) return;  // the source ran dry
     guarded([&] { backend_.wait(compute_, e.copied); });
     e.state = State::held;
+    prefetch_batches_waiting.add(-1);
     current_ = n;
     holding_ = true;
     ++stats_.delivered;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/counter.hpp>
 #include <nsightkit/detail/report/state.hpp>
 
 #include <cstddef>

@@ -322,6 +322,8 @@ inline bool enable(ReportOptions const& options) noexcept {
         return false;
       }
       s->enabled = true;
+      // Counters of other features (pinned pools, prefetchers) reach the trace from now on.
+      counter_sink.store(&counter_sample, std::memory_order_release);
     }
     if (options.at_exit && !s->atexit_registered) {
       s->atexit_registered = true;
