@@ -11,41 +11,22 @@
  * }                              // cuProfilerStart before step 7, cuProfilerStop after step 9
  * @endcode
  *
- * The schedule (CaptureSchedule), the backends (CaptureBackend, ProfilerBackend) and the callback
- * events are plain types in capture_types.hpp. Each step is an NVTX push/pop range "step N" in
- * the "nsightkit" domain with the category `detail::step_category()` (in-process consumers such
- * as the report see it too). Order at a window start: profiler start, NVTX window range,
- * on_start, then the step's range. At a window end: the step's range ends, device sync, NVTX
- * window range ends, profiler stop, on_stop. docs/capture-window.md is the user guide.
+ * The schedule, the backends and the callback events are plain types in capture_types.hpp. Each
+ * step is an NVTX push/pop range "step N" in the "nsightkit" domain (in-process consumers such as
+ * the report see it too). At a window start: profiler start, NVTX window range, on_start, then the
+ * step's range; at a window end: the step's range ends, device sync, NVTX window range ends,
+ * profiler stop, on_stop.
  *
- * **Environment.** `NSIGHTKIT_CAPTURE` (read once, when the window is constructed) replaces the
- * code's schedule as a whole (`"wait=10,warmup=2,active=3,repeat=1"`, CaptureSchedule::parse's
- * grammar), or switches capture off (`off`, `none`, `0`). Unset or empty: the code's schedule. A
- * malformed or contradictory value prints ONE message naming the variable and the bad part and
- * switches capture off for that window (or, with CaptureOptions::strict_environment, throws
- * std::invalid_argument from the constructor). It never silently captures another window.
+ * `NSIGHTKIT_CAPTURE` (read when a window is constructed) replaces the code's schedule as a whole
+ * or switches capture off (`0`, `off`, `none`, `false`, `no`); a malformed value prints one
+ * message naming it and switches capture off for that window, never captures another window. A
+ * failing profiler call prints one message, and capture goes on without that backend. Open
+ * captures end on close(), on destruction and at exit() (a std::atexit handler; not on abort or
+ * a fatal signal).
  *
- * **Errors.** A schedule written in code that is invalid throws std::invalid_argument from the
- * constructor. Where there is no CUDA driver or no device, a window using the default profiler
- * says so once ("no CUDA driver/device (<why>): capture continues without the profiler") when its
- * first window opens. Any other failing profiler call prints one message naming the driver call
- * and the error (e.g. "cuProfilerStart() returned CUDA_ERROR_UNKNOWN (999): unknown error");
- * capture goes on without that backend (NVTX range, callbacks, capture state), never a crash.
- *
- * **Ends.** The window's destructor and close() end an open capture. The first capture that
- * opens installs a std::atexit handler that ends captures still open when the program calls
- * exit() or returns from main (also windows that leaked, or live on a stack that never unwinds).
- * Not covered: std::abort, std::quick_exit, _Exit, fatal signals (the tools see the process end).
- *
- * **Threads.** A window's steps come from one thread: the thread of its first step. step() from
- * another thread, or while the previous step is still open, throws std::logic_error. Different
- * windows may run on different threads. close(), capturing() and the destructor may be called
- * from any thread; register callbacks before the first step.
- *
- * **NSIGHTKIT_DISABLE.** Everything compiles unchanged. The window still numbers steps and
- * computes their phases from the code's schedule (step.phase(), phase_of(), the misuse checks
- * stay), but it reads no environment, calls no backend, emits no NVTX, runs no callback and
- * does not touch the capture state.
+ * Under `NSIGHTKIT_DISABLE` a window still numbers steps and computes their phases from the code's
+ * schedule (with the same misuse checks), but reads no environment, calls no backend, emits no
+ * NVTX and runs no callback. The user guide: docs/capture-window.md.
  */
 #pragma once
 
@@ -56,6 +37,7 @@
 #include <nsightkit/detail/capture/registry.hpp>
 #include <nsightkit/detail/capture_state.hpp>
 #include <nsightkit/detail/cuda_driver.hpp>
+#include <nsightkit/detail/process.hpp>
 #include <nsightkit/range.hpp>
 
 #include <atomic>
@@ -89,9 +71,11 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
  * nothing.
  *
  * Process-wide and reference-counted: the profiler starts with the first unmatched start() and
- * stops with the stop() that matches the last one. Available in every build, with or without
- * the CUDA headers (NSIGHTKIT_HAS_CUDA); calling it directly works the same under
- * NSIGHTKIT_DISABLE (only windows are silenced).
+ * stops with the stop() that matches the last one; start() and stop() lock, so any thread may
+ * call them. Available in every build, with or without the CUDA headers (NSIGHTKIT_HAS_CUDA);
+ * calling it directly works the same under NSIGHTKIT_DISABLE (only windows are silenced).
+ * @return the one backend of the process (never destroyed).
+ * @throws std::bad_alloc on the first call, when the backend cannot be created.
  *
  * @code
  * auto& cuda = nsightkit::cuda_profiler_backend();
@@ -130,11 +114,12 @@ class CaptureStep {
   /// capture stops. Later calls and the destructor do nothing.
   void end() noexcept;
 
-  /// The step's number (0 for the window's first step).
+  /// The step's number. @return 0 for the window's first step, 1 for the next, ...
   [[nodiscard]] std::int64_t number() const noexcept { return number_; }
-  /// The step's phase in the window's schedule (`off` once the window was closed).
+  /// The step's phase. @return its phase in the window's schedule (`off` once the window was
+  /// closed or capture is off).
   [[nodiscard]] CapturePhase phase() const noexcept { return phase_; }
-  /// True when the step is captured (its phase is `active`).
+  /// Whether the step is captured. @return true when its phase is `active`.
   [[nodiscard]] bool captured() const noexcept { return phase_ == CapturePhase::active; }
 
  private:
@@ -152,8 +137,13 @@ class CaptureStep {
  * @brief A capture window: counts steps, knows the phase of each, and starts/stops the
  *        profiler, an NVTX window range and callbacks at the edges of the active steps.
  *
- * Not copyable or movable. See the file documentation for the schedule, the environment
- * variable, errors, ends, threads and NSIGHTKIT_DISABLE.
+ * Not copyable or movable. See the file documentation for the environment variable, errors,
+ * ends and NSIGHTKIT_DISABLE.
+ *
+ * Thread safety: a window's steps come from one thread, the thread of its first step (step()
+ * elsewhere throws); different windows may run on different threads. close(), capturing(),
+ * next_step() and the destructor may be called from any thread. Register callbacks before the
+ * first step.
  *
  * @code
  * namespace nsk = nsightkit;
@@ -185,6 +175,8 @@ class CaptureWindow {
   /**
    * @brief A window whose schedule comes only from the environment (NSIGHTKIT_CAPTURE, or
    *        options.environment_variable); capture is off while the variable is unset.
+   * @param options backends, synchronization, environment variable, diagnostics.
+   * @return the window (capture off when the variable is unset, empty or an off word).
    * @throws std::invalid_argument with options.strict_environment and a malformed value.
    * @code
    * auto window = nsightkit::CaptureWindow::from_environment();
@@ -212,8 +204,10 @@ class CaptureWindow {
    * @brief Begins the next step; it ends when the returned object is destroyed (or its end()).
    *
    * If the step is the first active step of a window, the capture starts before its range.
+   * @return the step; keep it in a variable for the duration of the step.
    * @throws std::logic_error when called from a thread other than the one of the window's first
-   *         step, or while the previous step is still open.
+   *         step, or while the previous step is still open (without exceptions: a message, and
+   *         an inert step).
    */
   [[nodiscard]] CaptureStep step() { return CaptureStep{*this}; }
 
@@ -231,28 +225,32 @@ class CaptureWindow {
 #endif
   }
 
-  /// The phase the schedule in force (after NSIGHTKIT_CAPTURE) gives step `step`; `off` when
-  /// capture is switched off. Ignores close().
+  /// The phase of a step by the schedule in force (after NSIGHTKIT_CAPTURE). Ignores close().
+  /// @param step the step number.
+  /// @return the schedule's phase, or `off` when capture is switched off.
   [[nodiscard]] CapturePhase phase_of(std::int64_t step) const noexcept {
     return off_ ? CapturePhase::off : schedule_.phase_of(step);
   }
 
-  /// The schedule in force: the code's, or the environment's when it replaced it.
+  /// The schedule in force. @return the code's, or the environment's when it replaced it.
   [[nodiscard]] CaptureSchedule const& schedule() const noexcept { return schedule_; }
 
-  /// True when capture is switched off (environment "off" or a bad value, or from_environment()
-  /// without the variable); steps are still numbered and still emit their ranges.
+  /// Whether capture is switched off; steps are still numbered and still emit their ranges.
+  /// @return true for an environment off word or bad value, or from_environment() without the
+  ///         variable (close() does not change it).
   [[nodiscard]] bool off() const noexcept { return off_; }
 
-  /// True when the environment variable decided the schedule (a schedule, or "off").
+  /// Where the schedule came from.
+  /// @return true when the environment variable decided it (a schedule, or an off word).
   [[nodiscard]] bool schedule_from_environment() const noexcept { return from_env_; }
 
-  /// The number the next step() will get (= steps begun so far).
+  /// The number the next step() will get. @return the steps begun so far.
   [[nodiscard]] std::int64_t next_step() const noexcept {
     return next_step_.load(std::memory_order_acquire);
   }
 
-  /// True while a window is open: between its start and its stop.
+  /// Whether a capture is open. @return true between a window's start and its stop (always
+  /// false under `NSIGHTKIT_DISABLE`).
   [[nodiscard]] bool capturing() const noexcept {
 #if NSIGHTKIT_ENABLED
     return capturing_.load(std::memory_order_acquire);
@@ -261,7 +259,10 @@ class CaptureWindow {
 #endif
   }
 
-  /// Calls `f` after each window starts. Register before the first step.
+  /// Calls `f` after each window starts, outside the window's lock (it may use windows). Register
+  /// before the first step, from the thread that owns the window.
+  /// @param f the callback; empty: ignored. Its exceptions are reported and dropped.
+  /// @throws std::bad_alloc when it cannot be stored.
   void on_start(CaptureCallback f) {
 #if NSIGHTKIT_ENABLED
     if (f) on_start_.push_back(std::move(f));
@@ -270,8 +271,10 @@ class CaptureWindow {
 #endif
   }
 
-  /// Calls `f` after each window stops (also when closed early or at exit). Register before
-  /// the first step.
+  /// Calls `f` after each window stops (also when closed early or at exit). Register before the
+  /// first step, from the thread that owns the window.
+  /// @param f the callback; empty: ignored. Its exceptions are reported and dropped.
+  /// @throws std::bad_alloc when it cannot be stored.
   void on_stop(CaptureCallback f) {
 #if NSIGHTKIT_ENABLED
     if (f) on_stop_.push_back(std::move(f));
@@ -378,6 +381,7 @@ class CaptureWindow {
   };
 
   void read_environment() {
+    detail::check_environment_once();  // a misspelt NSIGHTKIT_CAPTURE is named, not ignored
     char const* var = options_.environment_variable;
     if (var == nullptr || *var == '\0') return;
     char const* raw = std::getenv(var);

@@ -821,6 +821,30 @@ TEST_CASE("exit() inside an active window stops the capture (stack or leaked or 
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
 }
+
+TEST_CASE("a misspelt NSIGHTKIT_ variable is named on stderr by a program that only captures") {
+  int status = 0;
+  std::string const err = in_child(
+      [](int fd) {
+        ::dup2(fd, 2);
+        ::setenv("NSIGHTKIT_CAPTUER", "wait=1,active=1", 1);
+        ::unsetenv("NSIGHTKIT_IGNORE_UNKNOWN_VARIABLES");
+        nsightkit::detail::environment_checked = false;
+        CaptureOptions o;
+        o.profiler = new PipeBackend{-1};  // leaked, as in pipe_options
+        CaptureWindow w{CaptureSchedule{1, 0, 1}, o};
+        std::fflush(stderr);
+        std::exit(0);
+      },
+      status);
+  CHECK(status == 0);
+  if (on) {
+    CHECK_THAT(err, Contains("unknown environment variable NSIGHTKIT_CAPTUER is ignored (did you "
+                             "mean NSIGHTKIT_CAPTURE?)"));
+  } else {
+    CHECK(err.empty());  // a disabled build reads no environment
+  }
+}
 #endif
 
 TEST_CASE("steps from a second thread are rejected with std::logic_error") {
