@@ -308,8 +308,11 @@ endfunction()
 # nsightkit_component_names(<out>): the components there are. (A function, not a variable: this
 # file is included once per configure, and a variable would not reach every directory.)
 function(nsightkit_component_names out)
-  set(${out} cupti PARENT_SCOPE)
+  set(${out} cupti mpi PARENT_SCOPE)
 endfunction()
+
+# mpi: nsightkit_add_mpi_component (nsightkit/mpi.hpp: the ranks' reports merged on rank 0).
+include(${CMAKE_CURRENT_LIST_DIR}/nsightkitMpi.cmake)
 
 # nsightkit_add_component(<name> [GLOBAL])
 # Calls nsightkit_add_<name>_component and passes its NSIGHTKIT_<NAME>_FOUND/_REASON up; for a
