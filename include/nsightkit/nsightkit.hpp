@@ -4,7 +4,8 @@
  *
  * The testing helper (<nsightkit/testing.hpp>, <nsightkit/testing_types.hpp>) is not included:
  * it is a test tool. The former names pinned_stats.hpp and prefetch_batch.hpp are not included
- * either: they only forward to pinned_types.hpp and prefetch_types.hpp.
+ * either: they only forward to pinned_types.hpp and prefetch_types.hpp. <nsightkit/mpi.hpp> needs
+ * MPI (the nsightkit::mpi component) and is included by the programs that use it.
  */
 #pragma once
 
@@ -12,6 +13,7 @@
 #include <nsightkit/capture.hpp>
 #include <nsightkit/capture_types.hpp>
 #include <nsightkit/config.hpp>
+#include <nsightkit/graph_types.hpp>
 #include <nsightkit/hooked.hpp>
 #include <nsightkit/module.hpp>
 #include <nsightkit/module_types.hpp>
@@ -23,6 +25,7 @@
 
 #if NSIGHTKIT_HAS_CUDA
 #include <nsightkit/cuda_check.hpp>
+#include <nsightkit/graph.hpp>
 #include <nsightkit/pinned.hpp>
 #include <nsightkit/prefetch.hpp>
 #include <nsightkit/stream.hpp>
