@@ -282,7 +282,7 @@ TEST_CASE("command line: --cuda-graph on CUDA needs two warm-up steps") {
   }
 }
 
-TEST_CASE("--cuda-graph: the CPU runtime makes no step graph") {
+TEST_CASE("cuda graph run: the CPU runtime makes no step graph") {
   resnet::RuntimeOptions o;
   o.batch = 2;
   o.image_size = 4;
@@ -292,7 +292,7 @@ TEST_CASE("--cuda-graph: the CPU runtime makes no step graph") {
                     "CUDA graph 'training step': CUDA graphs need the CUDA runtime");
 }
 
-TEST_CASE("--cuda-graph: report files of each run are named with the run") {
+TEST_CASE("cuda graph run: report files of each run are named with the run") {
   using resnet::tagged_path;
   CHECK(tagged_path("r.json", "eager") == "r.eager.json");
   CHECK(tagged_path("out/r.json", "graph") == "out/r.graph.json");
@@ -304,7 +304,7 @@ TEST_CASE("--cuda-graph: report files of each run are named with the run") {
   CHECK(tagged_path("resnet_training_report.html", "eager") == "resnet_training_report.eager.html");
 }
 
-TEST_CASE("--cuda-graph: the losses of two runs are compared bit for bit") {
+TEST_CASE("cuda graph run: the losses of two runs are compared bit for bit") {
   using resnet::first_difference;
   using resnet::StepRecord;
   std::vector<StepRecord> const eager = {{2.302585, 0.125, "wait"}, {2.25, 0.25, "active"}};
@@ -328,7 +328,7 @@ TEST_CASE("--cuda-graph: the losses of two runs are compared bit for bit") {
   CHECK(first_difference(eager, graph) == "2 eager steps, 1 in the graph run");
 }
 
-TEST_CASE("--cuda-graph: eager and replayed rows side by side, per measured step") {
+TEST_CASE("cuda graph run: eager and replayed rows side by side, per measured step") {
   nsightkit::ReportSnapshot eager, graph;
   auto row = [](char const* path, std::size_t depth, std::uint64_t calls, std::int64_t cpu_ns,
                 std::uint64_t kernels, std::int64_t busy_ns) {

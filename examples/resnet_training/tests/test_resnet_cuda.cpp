@@ -195,7 +195,8 @@ std::vector<double> losses_of(std::vector<resnet::StepRecord> const& steps) {
 
 }  // namespace
 
-TEST_CASE("--cuda-graph: the replayed run trains exactly the eager run, on every input pipeline") {
+TEST_CASE(
+    "cuda graph run: the replayed run trains exactly the eager run, on every input pipeline") {
   struct Pipeline {
     bool pinned, prefetch;
     int workers;
@@ -237,7 +238,7 @@ TEST_CASE("--cuda-graph: the replayed run trains exactly the eager run, on every
   CHECK(losses_of(b.steps) == losses_of(a.steps));
 }
 
-TEST_CASE("--cuda-graph with TF32 and channels-last: close to the eager run") {
+TEST_CASE("cuda graph run with TF32 and channels-last: close to the eager run") {
   resnet::Config cfg = small_cuda_run(true, true, 2);
   cfg.cuda_graph = true;
   cfg.tf32 = true;
@@ -254,7 +255,7 @@ TEST_CASE("--cuda-graph with TF32 and channels-last: close to the eager run") {
   }
 }
 
-TEST_CASE("--cuda-graph: a step that allocates during capture fails naming cudaMalloc") {
+TEST_CASE("cuda graph run: a step that allocates during capture fails naming cudaMalloc") {
   resnet::RuntimeOptions o;
   o.batch = 4;
   o.image_size = 8;
