@@ -104,10 +104,20 @@ NVTX_ENTRY = re.compile(r'"([^"]*)"')
 NVTX_TYPE = re.compile(r":(?:ASCII|REGISTERED|UNICODE|UNKNOWN):")
 
 
-def parse_ncu_csv(path):
+def nvtx_message(entry):
+    """The message of one ncu NVTX entry "[id:]domain:name:...:TYPE:message"."""
+    m = None
+    for m in NVTX_TYPE.finditer(entry):
+        pass
+    return entry[m.end():] if m else entry.split(":")[-1]
+
+
+def parse_ncu_csv(path, start_end=False):
     """[(stack names in the nsightkit domain, duration ns, kernel name)] of every kernel, from
     `ncu --nvtx --csv --metrics gpu__time_duration.sum` output. Each row's thread column holds
-    the thread's NVTX push/pop stack, one quoted "domain:name:...:TYPE:message" per level."""
+    the thread's NVTX push/pop stack, one quoted "domain:name:...:TYPE:message" per level; the
+    next column the open start/end ranges ("id:domain:name:...:TYPE:message"), added to each
+    tuple as [(id, message)] when `start_end` is true."""
     import csv
     out = []
     with open(path, errors="replace", newline="") as f:
@@ -120,14 +130,14 @@ def parse_ncu_csv(path):
             ns = float(row[-1].replace(",", "")) * unit
             names = []
             for entry in NVTX_ENTRY.findall(row[4]):
-                domain = entry.split(":", 1)[0]
-                m = None
-                for m in NVTX_TYPE.finditer(entry):
-                    pass
-                message = entry[m.end():] if m else entry.split(":")[-1]
-                if domain == "nsightkit" and not STEP.match(message):
+                message = nvtx_message(entry)
+                if entry.split(":", 1)[0] == "nsightkit" and not STEP.match(message):
                     names.append(message)
-            out.append((names, ns, row[6]))
+            if start_end:
+                ranges = [(e.split(":", 1)[0], nvtx_message(e)) for e in NVTX_ENTRY.findall(row[5])]
+                out.append((names, ns, row[6], ranges))
+            else:
+                out.append((names, ns, row[6]))
     return out
 
 
@@ -136,6 +146,24 @@ def parse_ncu(path):
     with open(path, errors="replace") as f:
         csv_form = any(line.startswith('"') and '"gpu__time_duration.sum"' in line for line in f)
     return parse_ncu_csv(path) if csv_form else parse_ncu_text(path)
+
+
+def offset_summary(rows, min_us, tolerance):
+    """rows: [(report ns, ncu ns, kernels)] per path. A difference that is the same for every
+    kernel (ncu's duration of a kernel it profiles against CUPTI's record of it in a run without
+    ncu) grows with a path's kernel count; this estimates it (median over paths) and says how
+    many paths of at least min_us agree within the tolerance once it is taken out. The raw
+    comparison stays the verdict; this line says what the differences are made of."""
+    per_kernel = [(r - n) / k for r, n, k in rows if k and n >= min_us * 1e3]
+    if not per_kernel:
+        return "per-kernel offset: no path to estimate it from"
+    c = statistics.median(per_kernel)
+    big = [(r, n, k) for r, n, k in rows if k and n >= min_us * 1e3]
+    within = sum(1 for r, n, k in big if abs(r - (n + c * k)) <= tolerance * (n + c * k))
+    spread = sorted(per_kernel)
+    return (f"per-kernel offset (report - ncu, median over paths >= {min_us:g} us): {c / 1e3:+.2f} us "
+            f"per kernel (paths range {spread[0] / 1e3:+.2f} .. {spread[-1] / 1e3:+.2f}); with it taken "
+            f"out {within}/{len(big)} paths within {100 * tolerance:g}%")
 
 
 def main():
@@ -167,6 +195,7 @@ def main():
              f"{'path':<48} {'kern rpt':>8} {'kern ncu':>8} {'ncu us':>10} {'sum%':>7} "
              f"{'busy%':>7} {'events%':>8}"]
     count_bad, compared, diffs_sum, diffs_busy, diffs_ev = 0, 0, [], [], []
+    offset_rows = []
     for p in sorted(set(ncu) | {k for k, r in report.items() if (r.get("gpu_work") or {}).get("kernels")}):
         n_k, n_ns = ncu.get(p, (0, 0.0))
         w = (report.get(p) or {}).get("gpu_work") or {}
@@ -179,6 +208,8 @@ def main():
         d_sum, d_busy = rel(w.get("kernel_ns", 0)), rel(w.get("busy_ns", 0))
         ev = (events.get(p) or {}).get("gpu") or {}
         d_ev = rel(ev.get("total_ns", 0)) if ev else float("nan")
+        if r_k == n_k:
+            offset_rows.append((w.get("kernel_ns", 0), n_ns, n_k))
         if big:
             diffs_sum.append(abs(d_sum))
             diffs_busy.append(abs(d_busy))
@@ -199,7 +230,8 @@ def main():
     lines += ["", f"kernel counts: {compared - count_bad} of {compared} paths exact, "
               f"{count_bad} differ",
               summary("CUPTI summed kernel time vs ncu", diffs_sum),
-              summary("CUPTI busy vs ncu", diffs_busy)]
+              summary("CUPTI busy vs ncu", diffs_busy),
+              offset_summary(offset_rows, a.min_us, a.tolerance)]
     if events:
         lines.append(summary("events span vs ncu", diffs_ev))
     text = "\n".join(lines)

@@ -25,8 +25,10 @@ fi
 # ---- 3. per path against Nsight Compute ----
 resnet="$build/examples/resnet_training/resnet_training"
 detr="$build/examples/detr_inference/detr_inference"
+# cuDNN's autotuner (on by default) may pick other convolution algorithms under ncu, which
+# serialises and slows kernels: fixed choices make both runs launch the same kernels.
 resnet_args=(--device cuda --steps 8 --warmup 2 --batch "${RESNET_BATCH:-64}" --image-size 64
-  --workers 2 --decode-us 0)
+  --workers 2 --decode-us 0 --no-cudnn-benchmark)
 detr_args=(--device cuda --warmup 2 --iterations 1 --quiet)
 ncu_args=(--clock-control none --cache-control none --profile-from-start off --nvtx
   --metrics gpu__time_duration.sum)
@@ -62,7 +64,8 @@ for app in resnet detr; do
   fi
 done
 
-# ---- 4. what the report costs on the examples' step time ----
+# ---- 4. what the report costs on the examples' step time (CUPTI_SKIP_COST=1 leaves it out) ----
+if [ "${CUPTI_SKIP_COST:-0}" = 1 ]; then gpu_finish; fi
 # The same run with the report off, with CUPTI on every step, and with CUPTI in captured mode
 # (collection only during the capture window's steps); each mode twice, alternating.
 for round in 1 2; do
