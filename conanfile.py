@@ -82,7 +82,6 @@ class NsightkitConan(ConanFile):
         "cmake/*",
         "include/*",
         "LICENSE*",
-        "tools/nsightkit_launch.py",
         "tools/nsightkit_merge.py",
         "tools/nsightkit_report.py",
     )

@@ -103,9 +103,13 @@ NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<long> forked_from{0};
 
 /// Every NSIGHTKIT_* environment variable nsightkit or its tools read.
 inline constexpr char const* known_variables[] = {
-    "NSIGHTKIT_REPORT",       "NSIGHTKIT_REPORT_CLOCK",  "NSIGHTKIT_CAPTURE",
-    "NSIGHTKIT_RENDEZVOUS",   "NSIGHTKIT_START_TIMEOUT", "NSIGHTKIT_DETAIL_REPORT_OWNER",
-    "NSIGHTKIT_VCPKG_STRICT", "NSIGHTKIT_CONAN_VERSION", "NSIGHTKIT_IGNORE_UNKNOWN_VARIABLES",
+    "NSIGHTKIT_REPORT",
+    "NSIGHTKIT_REPORT_CLOCK",
+    "NSIGHTKIT_CAPTURE",
+    "NSIGHTKIT_DETAIL_REPORT_OWNER",
+    "NSIGHTKIT_VCPKG_STRICT",
+    "NSIGHTKIT_CONAN_VERSION",
+    "NSIGHTKIT_IGNORE_UNKNOWN_VARIABLES",
 };
 
 /// Edit distance of two short names, capped: enough to suggest the variable a user meant.
