@@ -41,8 +41,14 @@ class MpiCommunicator final : public Communicator {
     MPI_Get_library_version(library, &length);
     std::string lib{library, static_cast<std::size_t>(length > 0 ? length : 0)};
     lib = lib.substr(0, lib.find_first_of(",\n"));  // "Open MPI v4.1.4", "MPICH Version: 5.0.2"
-    return "MPI " + std::to_string(major) + "." + std::to_string(minor) + " (" + lib + ") on the " +
-           "host, " + std::to_string(ctx_.world().size) + " ranks";
+    std::string name;                               // whitespace runs as one space
+    for (char c : lib) {
+      bool const blank = c == ' ' || c == '\t';
+      if (!blank || (!name.empty() && name.back() != ' ')) name += blank ? ' ' : c;
+    }
+    while (!name.empty() && name.back() == ' ') name.pop_back();
+    return "MPI " + std::to_string(major) + "." + std::to_string(minor) + " (" + name +
+           ") on the " + "host, " + std::to_string(ctx_.world().size) + " ranks";
   }
 
   void check_same(std::uint64_t value, char const* what) override {

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Data-parallel resnet_training on a machine with two GPUs: NCCL all-reduce, per-rank reports and
-# their merge, a straggler, and faults. Builds nothing (run by scripts/gpu/run-all.sh parallel,
-# or alone with OUT and NSIGHTKIT_GPU_BUILD set); a few minutes.
+# Data-parallel resnet_training on a machine with two GPUs: 2 ranks started by MPICH's mpiexec
+# (from its PyPI wheel, carried in the build: scripts/gpu/mpi.sh), NCCL bootstrapped over MPI,
+# the ranks' reports merged on rank 0 (nsightkit::mpi) and offline, a straggler, and faults.
+# Builds nothing (run by scripts/gpu/run-all.sh parallel, or alone with OUT and
+# NSIGHTKIT_GPU_BUILD set; the build made against the wheel, see mpi.sh prepare); a few minutes.
 #   1. equivalence: 1 GPU with the global batch (--bn-groups 2) vs 2 ranks with half each, FP32
 #      math and cuDNN's heuristic algorithms (no TF32, no benchmark choice): per-step losses;
 #   2. scaling: images/s of 1 GPU and of 2 ranks at the same per-GPU batch, with the all-reduce
 #      during the backward pass and after it (--no-overlap);
-#   3. the merged report of a balanced run and of a run where rank 1 sleeps --slow-ms per step;
-#   4. faults: a rank dying under the launcher; a rank dying without the launcher (the other
-#      must end itself within --dist-timeout); a rank that never starts. Each must fail.
+#   3. the merged report of a balanced run and of a run where rank 1 sleeps --slow-ms per step:
+#      rank 0's (in-process) and tools/nsightkit_merge.py's of the per-rank files, which agree;
+#   4. faults: a rank exiting abruptly (mpiexec ends the job); a rank stalling (rank 0's
+#      NCCL watchdog ends the job after --dist-timeout). Each must fail, in bounded time.
 # Files in $OUT/parallel: summary.md, runs.log (every run's output), a log per run, merged
-# tables, traces. NVLink multicast stays off (NCCL_NVLS_ENABLE=0), as shared GPU hosts require.
+# tables, traces. NVLink multicast stays off (NCCL_NVLS_ENABLE=0, passed on by mpiexec), as
+# shared GPU hosts require.
 # Exit status: the number of failed steps.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -27,7 +31,17 @@ if [ -z "$exe" ]; then
   fail "resnet_training not built under $build"
   gpu_finish
 fi
-launch=(python3 "$root/tools/nsightkit_launch.py")
+MPIEXEC=""
+if ! mpich_env=$(bash "$root/scripts/gpu/mpi.sh" env "$build"); then
+  fail "no MPICH wheel in $build/carry-mpich (scripts/gpu/mpi.sh prepare)"
+  gpu_finish
+fi
+eval "$mpich_env"
+if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -lt 2 ]; then
+  fail "fewer than 2 GPUs: data-parallel runs need two"
+  gpu_finish
+fi
+ranks2=("$MPIEXEC" -n 2)
 merge=(python3 "$root/tools/nsightkit_merge.py")
 
 # NCCL is found by gpu_init (lib.sh).
@@ -36,6 +50,7 @@ merge=(python3 "$root/tools/nsightkit_merge.py")
   echo
   { nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader || true; } | sed 's/^/    /'
   echo "    NCCL: $(ldd "$exe" | grep nccl || true)"
+  echo "    MPI: $(ldd "$exe" | grep libmpi || true) ($("$MPIEXEC" --version 2>&1 | grep -m1 -i version || true))"
   { nvidia-smi topo -m 2>/dev/null || true; } | head -n 4 | sed 's/^/    /'
   echo
 } >"$summary"
@@ -52,7 +67,7 @@ common=(--device cuda --steps "$STEPS" --warmup "$WARMUP" --image-size 64 --work
 exact=(--no-tf32 --no-cudnn-benchmark --report off)
 step --tail 0 --timeout 300 eq_single "$exe" "${common[@]}" "${exact[@]}" --batch 256 --bn-groups 2 \
   --metrics "$dir/eq_single.json"
-step --tail 0 --timeout 300 eq_dp "${launch[@]}" --nproc 2 -- "$exe" "${common[@]}" "${exact[@]}" --batch 128 \
+step --tail 0 --timeout 300 eq_dp "${ranks2[@]}" "$exe" "${common[@]}" "${exact[@]}" --batch 128 \
   --metrics "$dir/eq_dp.json"
 {
   echo "## 1. Loss: 1 GPU (batch 256, --bn-groups 2) vs 2 ranks (batch 128 each)"
@@ -78,8 +93,8 @@ EOF
 
 # ---- 2. scaling (TF32 and cuDNN's benchmark choice on: the fast configuration)
 step --tail 0 --timeout 300 sc_1gpu "$exe" "${common[@]}" --batch 128 --report off
-step --tail 0 --timeout 300 sc_2gpu "${launch[@]}" --nproc 2 -- "$exe" "${common[@]}" --batch 128 --report off
-step --tail 0 --timeout 300 sc_2gpu_nooverlap "${launch[@]}" --nproc 2 -- "$exe" "${common[@]}" --batch 128 \
+step --tail 0 --timeout 300 sc_2gpu "${ranks2[@]}" "$exe" "${common[@]}" --batch 128 --report off
+step --tail 0 --timeout 300 sc_2gpu_nooverlap "${ranks2[@]}" "$exe" "${common[@]}" --batch 128 \
   --report off --no-overlap
 step --tail 0 --timeout 300 sc_1gpu_256 "$exe" "${common[@]}" --batch 256 --report off
 {
@@ -92,60 +107,62 @@ step --tail 0 --timeout 300 sc_1gpu_256 "$exe" "${common[@]}" --batch 256 --repo
   echo "| 2 GPUs, all-reduce during backward | 128 | 256 | $(ips sc_2gpu) |"
   echo "| 2 GPUs, all-reduce after backward (--no-overlap) | 128 | 256 | $(ips sc_2gpu_nooverlap) |"
   echo
-  { grep -h '^\[rank 0\] parallel:\|^\[rank 0\]           [0-9]' "$dir/sc_2gpu.log" || true; } | sed 's/^/    /'
+  { grep -h -A1 '^parallel:' "$dir/sc_2gpu.log" || true; } | sed 's/^/    /'
   echo
 } >>"$summary"
 
-# ---- 3. merged reports: balanced, then rank 1 sleeping 20 ms per step
+# ---- 3. merged reports: balanced, then rank 1 sleeping 20 ms per step. Rank 0 writes the merged
+# table, summary and trace (".merged"); the offline merge of the per-rank files must agree.
 for kind in balanced straggler; do
   extra=()
   if [ "$kind" = straggler ]; then extra=(--slow-rank 1 --slow-ms 20); fi
-  mkdir -p "$dir/$kind"
-  step --tail 0 --timeout 300 "rep_$kind" "${launch[@]}" --nproc 2 -- "$exe" "${common[@]}" --batch 128 \
+  mkdir -p "$dir/$kind" "$dir/$kind-offline"
+  step --tail 0 --timeout 300 "rep_$kind" "${ranks2[@]}" "$exe" "${common[@]}" --batch 128 \
     "${extra[@]}" --report "table=$dir/$kind/table.txt,json=$dir/$kind/summary.json,trace=$dir/$kind/trace.json"
-  step --tail 0 --timeout 120 "merge_$kind" "${merge[@]}" "$dir/$kind" --trace-out "$dir/$kind/merged-trace.json" \
-    --json-out "$dir/$kind/merged.json" --table-out "$dir/$kind/merged.txt"
+  step --tail 0 --timeout 120 "merge_$kind" "${merge[@]}" "$dir/$kind/summary.rank0.json" \
+    "$dir/$kind/summary.rank1.json" "$dir/$kind/trace.rank0.json" "$dir/$kind/trace.rank1.json" \
+    --trace-out "$dir/$kind-offline/trace.json" --json-out "$dir/$kind-offline/summary.json" \
+    --table-out "$dir/$kind-offline/table.txt"
+  if ! cmp -s "$dir/$kind/table.merged.txt" "$dir/$kind-offline/table.txt"; then
+    fail "$kind: rank 0's merged table differs from nsightkit_merge.py's (diff in $dir/$kind.table.diff)"
+    diff "$dir/$kind/table.merged.txt" "$dir/$kind-offline/table.txt" >"$dir/$kind.table.diff" || true
+  fi
   # The GPU table is extra: recorded, not judged.
-  step --quiet --expect any "merge_gpu_$kind" "${merge[@]}" "$dir/$kind" --gpu --top 40 --sort total \
-    --table-out "$dir/$kind/merged-gpu.txt"
+  step --quiet --expect any "merge_gpu_$kind" "${merge[@]}" "$dir/$kind/summary.rank0.json" \
+    "$dir/$kind/summary.rank1.json" --gpu --top 40 --sort total --table-out "$dir/$kind/merged-gpu.txt"
   {
     echo "## 3. Merged report: $kind run ${extra[*]}"
     echo
     echo '```'
-    head -n 30 "$dir/$kind/merged.txt" 2>/dev/null || true
+    head -n 30 "$dir/$kind/table.merged.txt" 2>/dev/null || true
     echo "[...]"
-    sed -n '/^stragglers/,$p' "$dir/$kind/merged.txt" 2>/dev/null || true
+    sed -n '/^time in collectives/,$p' "$dir/$kind/table.merged.txt" 2>/dev/null || true
     echo '```'
     echo
+    echo "clock offsets measured over MPI (otherData of the merged trace):"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["otherData"]; [print(f"    rank {s[\"rank\"]}: shift {s[\"shift_ns\"]} ns, measured offset {s[\"measured_offset_ns\"]} +- {s[\"offset_uncertainty_ns\"]} ns") for s in d["sources"]]' \
+      "$dir/$kind/trace.merged.json" 2>/dev/null || true
+    echo
     echo "rank 0's breakdown:"
-    { grep -A12 "Where the time went" "$dir/rep_$kind.log" || true; } | { grep '^\[rank 0\]' || true; } |
-      sed 's/^/    /'
+    { grep -A12 "Where the time went" "$dir/rep_$kind.log" || true; } | sed 's/^/    /'
     echo
   } >>"$summary"
 done
 
-# ---- 4. faults: each of these runs must fail
-step --tail 0 --timeout 120 --expect nonzero fault_launcher "${launch[@]}" --nproc 2 --grace 5 -- "$exe" \
-  "${common[@]}" --batch 128 --report off --die-rank 1 --die-step 20 --dist-timeout 20
-# Without the launcher: nobody stops rank 0; it must end itself (NCCL watchdog).
-rdv=$(mktemp -d)
-WORLD_SIZE=2 NSIGHTKIT_RENDEZVOUS=$rdv RANK=1 LOCAL_RANK=1 "$exe" "${common[@]}" --batch 128 --report off \
-  --die-rank 1 --die-step 20 --dist-timeout 15 >"$dir/fault_manual_rank1.log" 2>&1 &
-rank1=$!
-step --tail 0 --timeout 120 --expect nonzero fault_manual_rank0 env WORLD_SIZE=2 NSIGHTKIT_RENDEZVOUS="$rdv" \
-  RANK=0 LOCAL_RANK=0 "$exe" "${common[@]}" --batch 128 --report off --die-rank 1 --die-step 20 --dist-timeout 15
-wait "$rank1" || true # it dies on purpose
-# Rank 0 never starts.
-rdv=$(mktemp -d)
-step --tail 0 --timeout 120 --expect nonzero fault_nostart env WORLD_SIZE=2 NSIGHTKIT_RENDEZVOUS="$rdv" RANK=1 \
-  LOCAL_RANK=1 "$exe" "${common[@]}" --batch 128 --report off --dist-timeout 10
+# ---- 4. faults: each of these runs must fail, and end well before its step timeout
+step --tail 0 --timeout 120 --expect nonzero fault_die "${ranks2[@]}" "$exe" "${common[@]}" --batch 128 \
+  --report off --die-rank 1 --die-step 20 --dist-timeout 20
+# Rank 1 sleeps in every forward pass far longer than --dist-timeout: rank 0's GPU waits in the
+# all-reduce, its NCCL watchdog gives up, and it ends the job (MPI_Abort).
+step --tail 0 --timeout 120 --expect nonzero fault_stall "${ranks2[@]}" "$exe" "${common[@]}" --batch 128 \
+  --report off --slow-rank 1 --slow-ms 300000 --dist-timeout 15
 {
   echo "## 4. Faults (exit code, seconds; the last lines of output)"
-  for f in fault_launcher fault_manual_rank0 fault_nostart; do
+  for f in fault_die fault_stall; do
     echo
     echo "### $f: exit $(rc_of "$f") after $(secs_of "$f") s"
     echo '```'
-    { grep -v '^\[rank [01]\] step\|^step' "$dir/$f.log" || true; } | tail -n 8
+    { grep -v '^step' "$dir/$f.log" || true; } | tail -n 8
     echo '```'
   done
 } >>"$summary"

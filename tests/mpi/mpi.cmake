@@ -32,6 +32,18 @@ endif()
 add_executable(mpi_report_demo ${CMAKE_CURRENT_LIST_DIR}/mpi_report_demo.cpp)
 target_link_libraries(mpi_report_demo PRIVATE nsightkit::mpi nsightkit_warnings Threads::Threads)
 
+# docs/multi-gpu.md's program on nsightkit::mpi compiles and links exactly as written.
+execute_process(
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/../doc_snippets.py MPI_Init_thread
+          ${CMAKE_CURRENT_BINARY_DIR}/doc_snippets/mpi ${PROJECT_SOURCE_DIR}/docs/multi-gpu.md
+  OUTPUT_VARIABLE _nsk_mpi_snippets ERROR_VARIABLE _nsk_mpi_snippets_error RESULT_VARIABLE _nsk_rc)
+if(NOT _nsk_rc EQUAL 0)
+  message(FATAL_ERROR "tests/doc_snippets.py failed: ${_nsk_mpi_snippets_error}")
+endif()
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/multi-gpu.md)
+add_executable(doc_multi_gpu_mpi ${_nsk_mpi_snippets})
+target_link_libraries(doc_multi_gpu_mpi PRIVATE nsightkit::mpi nsightkit_warnings)
+
 # Open MPI's mpiexec refuses more ranks than cores without --oversubscribe (CI has 2 cores).
 execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _nsk_mpiexec_version
   ERROR_VARIABLE _nsk_mpiexec_version RESULT_VARIABLE _nsk_rc)
