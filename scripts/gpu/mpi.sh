@@ -47,7 +47,8 @@ mpich_setup() {
   fi
   MPIEXEC="$b/mpich/bin/mpiexec"
   export PATH="$b/mpich/bin:$PATH"
-  export LD_LIBRARY_PATH="$b/mpich/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # lib/mpich: the libfabric and UCX it was built with, before any older system copy
+  export LD_LIBRARY_PATH="$b/mpich/lib:$b/mpich/lib/mpich${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   # Hydra on one host: local processes, no ssh.
   export HYDRA_LAUNCHER=fork
   return 0
