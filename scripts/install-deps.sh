@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what nsightkit's build, tests, examples and benchmarks need from Debian's packages.
 # The CUDA toolkit is not a Debian package here: it is used when found (nvcc on PATH or
-# /usr/local/cuda); without it the CUDA parts are skipped and ranges still build from NVTX headers
-# found elsewhere (see cmake/nsightkitDependencies.cmake).
+# /usr/local/cuda); without it the CUDA parts are skipped and ranges still build from NVTX3's
+# headers found elsewhere, e.g. PyPI's nvidia-nvtx (docs/packaging.md, "Getting NVTX3"; the
+# packaging checks install it into virtualenvs of their own).
 set -euo pipefail
 packages=(cmake ninja-build g++ clang libclang-rt-dev clang-format libfmt-dev catch2 libbenchmark-dev pkg-config
   python3 python3-venv binutils doxygen)
 packages+=(chromium libjs-d3 zlib1g-dev)  # the report's HTML page: its browser tests, its chart library; gzip
+packages+=(libopenmpi-dev openmpi-bin)  # nsightkit::mpi and resnet_training's data-parallel tests (mpirun)
 sudo=""
 if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive

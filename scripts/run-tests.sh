@@ -6,6 +6,8 @@
 #   4. clang++ with ThreadSanitizer: the tests labelled "tsan"
 #   5. clang-format check, Doxygen API reference with warnings as errors
 #   6. packaging: Conan 2 create (offline) and the vcpkg overlay port's install tree
+#   7. CPU only: the CUDA toolkit hidden, NVTX3 from PyPI's nvidia-nvtx (installed from PyPI):
+#      build, the CPU suite, and the NVTX3 provider order (scripts/check-cpu-only.sh)
 # Tests labelled "gpu" report themselves skipped where no CUDA device exists.
 # Usage: scripts/run-tests.sh [--no-install]
 set -euo pipefail
@@ -57,9 +59,10 @@ run_check format bash "$root/scripts/check-format.sh"
 run_check docs bash "$root/scripts/build-docs.sh" "$out/docs"
 run_check conan bash "$root/scripts/check-conan.sh" "$out/conan"
 run_check vcpkg-port bash "$root/scripts/check-vcpkg-port.sh" "$out/vcpkg"
+run_check cpu-only bash "$root/scripts/check-cpu-only.sh" "$out/cpu-only"
 
 if [ ${#failed[@]} -ne 0 ]; then
   echo "FAILED: ${failed[*]}"
   exit 1
 fi
-echo "all suites passed: gcc, clang-asan, disabled, clang-tsan, format, docs, conan, vcpkg-port"
+echo "all suites passed: gcc, clang-asan, disabled, clang-tsan, format, docs, conan, vcpkg-port, cpu-only"
