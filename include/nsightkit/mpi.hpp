@@ -14,7 +14,7 @@
  * int main(int argc, char** argv) {
  *   MPI_Init(&argc, &argv);
  *   nsightkit::mpi::enable(MPI_COMM_WORLD);   // collective: every rank calls it
- *   ...                                       // ranges as usual; NSIGHTKIT_REPORT=... on every rank
+ *   ...                                       // ranges as usual; NSIGHTKIT_REPORT on every rank
  *   MPI_Finalize();                           // every rank's report merged on rank 0 here
  * }
  * // mpirun -np 4 -x NSIGHTKIT_REPORT=table,json=out/s.json,trace=out/t.json ./train
@@ -73,19 +73,6 @@
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace mpi {
 
-namespace detail_checks {
-/// The first bad option, named, or "".
-inline std::string bad_option(Options const& o) {
-  auto bad = [](double v) { return !(v >= 0) || !std::isfinite(v); };
-  if (bad(o.timeout_s)) return "Options::timeout_s must be a non-negative number of seconds";
-  if (bad(o.merge.min_excess_pct)) return "MergeOptions::min_excess_pct must be >= 0";
-  if (bad(o.merge.min_excess_ms)) return "MergeOptions::min_excess_ms must be >= 0";
-  if (bad(o.merge.min_share_pct)) return "MergeOptions::min_share_pct must be >= 0";
-  if (o.merge.straggler_paths == 0) return "MergeOptions::straggler_paths must be at least 1";
-  return {};
-}
-}  // namespace detail_checks
-
 /**
  * @brief This rank's place among the ranks of its host (0 … ranks on the host - 1): the GPU it
  *        should use (`cudaSetDevice(nsightkit::mpi::local_rank(comm))`).
@@ -131,7 +118,7 @@ inline bool enable(MPI_Comm comm = MPI_COMM_WORLD, Options const& options = Opti
   d::Runtime& rt = d::runtime();
   if (rt.enabled.load(std::memory_order_acquire)) return fail("it was already called");
   NSIGHTKIT_DETAIL_TRY {
-    std::string const bad = detail_checks::bad_option(options);
+    std::string const bad = d::bad_option(options);
     if (!bad.empty()) return fail(bad.c_str());
     rt.options = options;
     MPI_Comm_dup(comm, &rt.comm);

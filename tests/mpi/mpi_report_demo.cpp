@@ -66,7 +66,10 @@ int main(int argc, char** argv) {
       usage(("unknown argument " + a).c_str());
     }
   }
-  if (!nsightkit::mpi::enable(MPI_COMM_WORLD, options)) return 1;
+  if (!nsightkit::mpi::enable(MPI_COMM_WORLD, options)) {
+    MPI_Finalize();
+    return 1;
+  }
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

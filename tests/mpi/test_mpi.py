@@ -12,7 +12,8 @@
   * written in MPI_Finalize (report at exit) or in Report::write(), once; rank 0 alone prints.
   In a NSIGHTKIT_DISABLE build (--mode disabled): the job runs and nothing is written.
 --case faults: a rank that throws, stalls before the report's gather, stalls before a collective,
-  or exits abruptly ends the whole job with a line naming it and a non-zero status, in seconds.
+  or exits abruptly ends the whole job with a line naming it and a non-zero status, in seconds;
+  a bad option is refused by enable() with a line naming it.
 
 usage: test_mpi.py --case merge|faults --demo EXE --mpiexec MPIEXEC [--np-flag -n]
                    [--oversubscribe] --tools DIR --checker check_trace.py --workdir DIR
@@ -319,6 +320,11 @@ def case_faults(args, run):
     check("mpi_report_demo: rank 0: no all-reduce from the other ranks within 3 s" in p.stderr,
           "nsightkit::mpi::wait times out and abort_job names the wait")
     check(p.seconds < 60, f"the job ends after the timeout ({p.seconds:.1f} s)")
+
+    p = run.mpirun(["--timeout", "-1"], "table")
+    check(p.returncode != 0 and "nsightkit mpi: enable(): Options::timeout_s must be a non-negative "
+          "number of seconds; the MPI integration stays off" in p.stderr,
+          "a bad option: enable() refuses it with a line naming it")
 
     p = run.mpirun(["--fail", "die", "--timeout", "30"], "table")
     check(p.returncode != 0, f"a rank that exits abruptly: non-zero exit ({p.returncode})")

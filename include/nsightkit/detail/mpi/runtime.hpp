@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -49,6 +50,17 @@ struct Runtime {
 inline Runtime& runtime() {
   static Runtime* const r = new Runtime{};
   return *r;
+}
+
+/// The first bad option of `o`, named, or "".
+inline std::string bad_option(nsightkit::mpi::Options const& o) {
+  auto bad = [](double v) { return !(v >= 0) || !std::isfinite(v); };
+  if (bad(o.timeout_s)) return "Options::timeout_s must be a non-negative number of seconds";
+  if (bad(o.merge.min_excess_pct)) return "MergeOptions::min_excess_pct must be >= 0";
+  if (bad(o.merge.min_excess_ms)) return "MergeOptions::min_excess_ms must be >= 0";
+  if (bad(o.merge.min_share_pct)) return "MergeOptions::min_share_pct must be >= 0";
+  if (o.merge.straggler_paths == 0) return "MergeOptions::straggler_paths must be at least 1";
+  return {};
 }
 
 /// MPI_Init has run and MPI_Finalize has not.
