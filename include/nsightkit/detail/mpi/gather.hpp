@@ -437,7 +437,7 @@ inline bool gather_write() noexcept {
       std::int64_t my[2] = {0, 0};
       MPI_Iscatter(params.data(), 2, MPI_INT64_T, my, 2, MPI_INT64_T, 0, rt.comm, &req);
       wait_or_abort(req, "sending the ranks their trace shifts");
-      constexpr int tag = 0x4e5310;
+      constexpr int tag = 110;  // and 111 for the pieces (on nsightkit's own communicator)
       std::string fragment;
       if (mine.has_trace) {
         fragment = rank_fragment(events, rt.rank, my[0], static_cast<std::uint64_t>(my[1]));
