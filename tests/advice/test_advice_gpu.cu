@@ -4,6 +4,8 @@
 // stream beside a non-blocking one, launch-bound and graph-candidate bursts — each get the
 // matching advice naming the module where it happens; the same programs done right do not. Spin
 // kernels wait on the GPU's global timer, so their lengths do not depend on clocks.
+#include "gpu/gpu_support.cuh"
+
 #include <nsightkit/capture.hpp>
 #include <nsightkit/cuda_check.hpp>
 #include <nsightkit/cupti.hpp>
@@ -26,28 +28,13 @@ using nsightkit::ReportSnapshot;
 using nsightkit::ScopedRange;
 
 namespace {
-__global__ void spin(long long ns) {
-  unsigned long long start = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  for (;;) {
-    unsigned long long now = 0;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    if (static_cast<long long>(now - start) >= ns) break;
-  }
-}
+using nsk_gpu_test::spin;
+using nsk_gpu_test::Stream;
 
 __global__ void tiny() {}
 
 constexpr long long us = 1000;
 constexpr int steps = 4;
-
-struct Stream {
-  cudaStream_t s{};
-  Stream() { NSIGHTKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-  ~Stream() { (void)cudaStreamDestroy(s); }
-  Stream(Stream const&) = delete;
-  Stream& operator=(Stream const&) = delete;
-};
 
 /// A fresh report measuring with CUPTI, every finding shown.
 struct Session {

@@ -2,6 +2,8 @@
 // module is named with its module; an unjoined fork is named; check mode lists every unsafe call
 // without throwing; a replay's kernels count, per module, exactly as the eager run's and take
 // about the same busy time; a graph is updated in place when its topology is unchanged.
+#include "gpu/gpu_support.cuh"
+
 #include <nsightkit/cuda_check.hpp>
 #include <nsightkit/cupti.hpp>
 #include <nsightkit/graph.hpp>
@@ -23,23 +25,8 @@ using nsightkit::ScopedRange;
 using nsightkit::StreamView;
 
 namespace {
-__global__ void spin(long long ns) {
-  unsigned long long start = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  for (;;) {
-    unsigned long long now = 0;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    if (static_cast<long long>(now - start) >= ns) break;
-  }
-}
-
-struct Stream {
-  cudaStream_t s{};
-  Stream() { NSIGHTKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-  ~Stream() { (void)cudaStreamDestroy(s); }
-  Stream(Stream const&) = delete;
-  Stream& operator=(Stream const&) = delete;
-};
+using nsk_gpu_test::spin;
+using nsk_gpu_test::Stream;
 
 constexpr long long us = 1000;
 

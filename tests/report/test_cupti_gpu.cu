@@ -3,6 +3,8 @@
 // union of the intervals (concurrent kernels once), serial kernels make busy equal their summed
 // time; device allocations per range. Spin kernels wait on the GPU's global timer, so their
 // lengths do not depend on clocks.
+#include "gpu/gpu_support.cuh"
+
 #include <nsightkit/cuda_check.hpp>
 #include <nsightkit/cupti.hpp>
 #include <nsightkit/report.hpp>
@@ -21,15 +23,8 @@ using nsightkit::Report;
 using nsightkit::ScopedRange;
 
 namespace {
-__global__ void spin(long long ns) {
-  unsigned long long start = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  for (;;) {
-    unsigned long long now = 0;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    if (static_cast<long long>(now - start) >= ns) break;
-  }
-}
+using nsk_gpu_test::spin;
+using nsk_gpu_test::Stream;
 
 /// Runs for `ns` after both kernels of a pair have started: each raises its flag, then waits
 /// (at most 50 ms) for the other's. The two overlap by construction wherever the device runs
@@ -50,14 +45,6 @@ __global__ void meet(int volatile* mine, int volatile* other, int* met, long lon
     if (static_cast<long long>(now - start) >= ns) break;
   }
 }
-
-struct Stream {
-  cudaStream_t s{};
-  Stream() { NSIGHTKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-  ~Stream() { (void)cudaStreamDestroy(s); }
-  Stream(Stream const&) = delete;
-  Stream& operator=(Stream const&) = delete;
-};
 
 constexpr long long us = 1000;
 

@@ -1,6 +1,8 @@
 // The report's GPU timing on a real device: kernels of known relative cost (spin kernels of 2 ms
 // and 6 ms, timed by the GPU's global timer, so clocks do not matter) come out in the right ratio,
 // nested ranges add up, the event pool reuses events, and the trace gets a GPU stream track.
+#include "gpu/gpu_support.cuh"
+
 #include <nsightkit/cuda_check.hpp>
 #include <nsightkit/report.hpp>
 
@@ -14,23 +16,8 @@ using nsightkit::Report;
 using nsightkit::StreamView;
 
 namespace {
-__global__ void spin(long long ns) {
-  unsigned long long start = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  for (;;) {
-    unsigned long long now = 0;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    if (static_cast<long long>(now - start) >= ns) break;
-  }
-}
-
-struct Stream {
-  cudaStream_t s{};
-  Stream() { NSIGHTKIT_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-  ~Stream() { (void)cudaStreamDestroy(s); }
-  Stream(Stream const&) = delete;
-  Stream& operator=(Stream const&) = delete;
-};
+using nsk_gpu_test::spin;
+using nsk_gpu_test::Stream;
 
 nsightkit::ReportOptions quiet() {
   nsightkit::ReportOptions o;
