@@ -9,13 +9,14 @@
 //   3. MPI_Igather of the sizes, MPI_Igatherv of the serialized RankReports (wire.hpp);
 //   4. with a trace: rank 0 scatters each rank's shift and start/end id base, each rank rewrites
 //      its events (trace.hpp) and sends them, rank 0 receives them in rank order;
-//   5. rank 0 merges (merge.hpp) and writes (merge_text.hpp).
+//   5. rank 0 merges (merge.hpp) and writes (merge_text.hpp, merge_json.hpp).
 // A rank without a report still takes part (it sends "no report"), so ranks that enable the
 // report differently never leave a collective waiting.
 #pragma once
 
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/mpi/merge.hpp>
+#include <nsightkit/detail/mpi/merge_json.hpp>
 #include <nsightkit/detail/mpi/merge_text.hpp>
 #include <nsightkit/detail/mpi/runtime.hpp>
 #include <nsightkit/detail/mpi/trace.hpp>
