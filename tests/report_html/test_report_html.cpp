@@ -1,5 +1,10 @@
 // The HTML page, the trace's size cap and gzip output, the step series and the grammar's new
 // items (docs/report-html.md). End-to-end checks in a browser are in check_html.py.
+// report.hpp includes the engine only when instrumentation is enabled; these tests also check
+// its pieces (zlib's layout, the step series, counters) in a disabled build.
+#include <nsightkit/detail/report/counters.hpp>
+#include <nsightkit/detail/report/output_file.hpp>
+#include <nsightkit/detail/report/step_series.hpp>
 #include <nsightkit/report.hpp>
 
 #include <catch2/catch.hpp>
