@@ -105,11 +105,17 @@ NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<long> forked_from{0};
 inline constexpr char const* known_variables[] = {
     "NSIGHTKIT_REPORT",
     "NSIGHTKIT_REPORT_CLOCK",
+    "NSIGHTKIT_REPORT_D3",
     "NSIGHTKIT_CAPTURE",
     "NSIGHTKIT_DETAIL_REPORT_OWNER",
-    "NSIGHTKIT_VCPKG_STRICT",
-    "NSIGHTKIT_CONAN_VERSION",
     "NSIGHTKIT_IGNORE_UNKNOWN_VARIABLES",
+    // Read by the build and the project's scripts, so a user may well have them exported.
+    "NSIGHTKIT_NVTX3_INCLUDE_DIR",
+    "NSIGHTKIT_NVTX3_PYPI_DIR",
+    "NSIGHTKIT_NVTX_PIP",
+    "NSIGHTKIT_CONAN_VERSION",
+    "NSIGHTKIT_CONAN_EXTRA_FMT",
+    "NSIGHTKIT_GPU_BUILD",
 };
 
 /// Edit distance of two short names, capped: enough to suggest the variable a user meant.
