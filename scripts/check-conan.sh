@@ -99,7 +99,7 @@ expect_in "$work/conan-nvtx.log" "nsightkit: NVTX3 from target nvtx3::nvtx3-cpp,
 expect_in "$work/conan-nvtx.log" "instrumentation enabled, 7 NVTX events recorded" "test_package (Conan nvtx)"
 nvtx_pkg=$("$conan" cache path "nvtx/3.1.0:da39a3ee5e6b4b0d3255bfef95601890afd80709")
 # /usr/local/include may also hold the toolkit's headers: check the compile used the package's.
-ninja_file=$(find "$work/test_package" -name build.ninja | head -1)
+ninja_file=$(find "$work/test_package" -name build.ninja | sed -n 1p)
 [ -n "$ninja_file" ] || fail "test_package build.ninja not found under $work/test_package"
 expect_in "$ninja_file" "$nvtx_pkg/include" "the nvtx package's include directory on the consumer's compile line"
 tested+=("conan create with NVTX3 from a Conan package (nvtx::nvtx / nvtx3::nvtx3-cpp, CMakeDeps): test_package compiled with $nvtx_pkg/include")
@@ -118,9 +118,9 @@ create fmt-header-only -pr:h "$offline" -pr:b "$offline" -o "nsightkit/*:fmt_hea
 expect_in "$work/fmt-header-only.log" "fmt from fmt::fmt-header-only" "fmt_header_only: the consumer's fmt target"
 expect_in "$work/fmt-header-only.log" "7 NVTX events recorded, CUDA helpers" "test_package (fmt_header_only)"
 expect_in "$work/fmt-header-only.log" ", fmt-header-only" "test_package compiled with FMT_HEADER_ONLY"
-tp=$(find "$work/test_package" -type f -name test_package -perm -u+x | head -1)
+tp=$(find "$work/test_package" -type f -name test_package -perm -u+x | sed -n 1p)
 [ -n "$tp" ] || fail "test_package binary not found under $work/test_package"
-if readelf -d "$tp" | grep NEEDED | grep -q libfmt; then fail "fmt_header_only: $tp links libfmt"; fi
+if readelf -d "$tp" | grep NEEDED | grep -c libfmt >/dev/null; then fail "fmt_header_only: $tp links libfmt"; fi
 mkdir -p "$work/no-libfmt"
 for so in libfmt.so.9 libfmt.so.10 libfmt.so.11 libfmt.so.12; do echo "not a library" >"$work/no-libfmt/$so"; done
 LD_LIBRARY_PATH="$work/no-libfmt" "$tp" enabled fmt-header-only || fail "fmt_header_only: test_package failed without libfmt"
@@ -211,7 +211,7 @@ tested+=("compiler.cppstd=14 refused by validate() with a message naming C++17")
 # uses). Prints "<version>=<dir of fmt-config.cmake>".
 fetch_debian_fmt() {
   local d=$1 mirror suite version lib
-  mirror=$(apt-cache policy | grep -oE 'https?://[^ ]+' | grep -v -- '-security' | head -1)
+  mirror=$(apt-cache policy | grep -oE 'https?://[^ ]+' | grep -v -- '-security' | sed -n 1p)
   [ -n "$mirror" ] || { echo "no Debian mirror in apt's configuration" >&2; return 1; }
   mkdir -p "$d/cache/archives/partial" "$d/debs" "$d/root"
   local apt=(-o "Dir::Etc::SourceList=$d/sources.list" -o Dir::Etc::SourceParts=/nonexistent
@@ -225,13 +225,13 @@ fetch_debian_fmt() {
     [ -n "$version" ] && break
   done
   [ -n "$version" ] || { tail -5 "$d/apt.log" >&2; echo "no libfmt-dev in Debian experimental or unstable" >&2; return 1; }
-  lib=$(apt-cache "${apt[@]}" show "libfmt-dev=$version" 2>>"$d/apt.log" | sed -n 's/^Depends:.*\(libfmt[0-9][0-9]*\) (.*/\1/p' | head -1)
+  lib=$(apt-cache "${apt[@]}" show "libfmt-dev=$version" 2>>"$d/apt.log" | sed -n 's/^Depends:.*\(libfmt[0-9][0-9]*\) (.*/\1/p' | sed -n 1p)
   [ -n "$lib" ] || { echo "libfmt-dev $version names no libfmtN package" >&2; return 1; }
   (cd "$d/debs" && apt-get "${apt[@]}" download "libfmt-dev=$version" "$lib=$version" >>"$d/apt.log" 2>&1) \
     || { tail -5 "$d/apt.log" >&2; return 1; }
   for deb in "$d"/debs/*.deb; do dpkg-deb -x "$deb" "$d/root"; done
   local cfg
-  cfg=$(find "$d/root" -name fmt-config-version.cmake | head -1)
+  cfg=$(find "$d/root" -name fmt-config-version.cmake | sed -n 1p)
   [ -n "$cfg" ] || { echo "no fmt-config-version.cmake in $(ls "$d/debs")" >&2; return 1; }
   version=$(sed -n 's/^set(PACKAGE_VERSION "\([0-9.]*\)").*/\1/p' "$cfg")
   echo "$version=$(dirname "$cfg")"
@@ -264,7 +264,7 @@ elif [ -n "$extra_fmt" ]; then
     create "fmt-$fmt_version-$ho" -pr:h "$extra" -pr:b "$extra" -o "nsightkit/*:fmt_header_only=$ho"
     expect_in "$work/fmt-$fmt_version-$ho.log" "fmt/$fmt_version - Platform" "fmt $fmt_version from [platform_requires]"
     expect_in "$work/fmt-$fmt_version-$ho.log" "instrumentation enabled, 7 NVTX events recorded" "test_package (fmt $fmt_version)"
-    tp=$(find "$work/test_package" -type f -name test_package -perm -u+x | head -1)
+    tp=$(find "$work/test_package" -type f -name test_package -perm -u+x | sed -n 1p)
     [ -n "$tp" ] || fail "test_package binary not found under $work/test_package"
     needed=$(readelf -d "$tp" | grep NEEDED | grep -o 'libfmt[^]]*' || true)
     if [ "$ho" = False ]; then
@@ -274,9 +274,24 @@ elif [ -n "$extra_fmt" ]; then
     fi
   done
   tested+=("conan create with {fmt} $fmt_version ([platform_requires], $fmt_dir): fmt_header_only False (links libfmt.so.$fmt_major) and True (no libfmt)")
+
+  # The formatted ranges and module scopes in C++20, where {fmt} 11 and later check format strings
+  # with consteval and deprecate the implicit conversion of a format string: warnings as errors.
+  step "the C++20 range and module tests against {fmt} $fmt_version (header-only, -Werror)"
+  fmt_inc=$(find "${fmt_dir%/lib/*}" -path '*/include/fmt/format.h' -print -quit)
+  [ -n "$fmt_inc" ] || fail "no include/fmt/format.h near $fmt_dir"
+  fmt_inc=$(dirname "$(dirname "$fmt_inc")")
+  for t in range/test_range_cxx20 module/test_module_cxx20; do
+    exe="$work/fmt-$fmt_version-$(basename "$t")"
+    "$cxx" -std=c++20 -O1 -Wall -Wextra -Wpedantic -Werror -DFMT_HEADER_ONLY -isystem "$fmt_inc" -I"$root/include" \
+      -I"$root/tests" -isystem "$cuda_root/include" "$root/tests/$t.cpp" "$root/tests/recorder_main.cpp" \
+      -lCatch2WithMain -ldl -pthread -o "$exe" >"$exe.log" 2>&1 || { tail -30 "$exe.log" >&2; fail "$t with {fmt} $fmt_version: compile"; }
+    "$exe" >>"$exe.log" 2>&1 || { tail -30 "$exe.log" >&2; fail "$t with {fmt} $fmt_version: run"; }
+  done
+  tested+=("tests/range/test_range_cxx20 and tests/module/test_module_cxx20 in C++20 with {fmt} $fmt_version header-only: no warning, all pass")
 fi
 
-echo "check-conan: conan $conan_version, $(cmake --version | head -1), $("$cxx" --version | head -1)"
+echo "check-conan: conan $conan_version, $(cmake --version | sed -n 1p), $("$cxx" --version | sed -n 1p)"
 for t in "${tested[@]}"; do echo "  passed: $t"; done
 for t in "${untested[@]}"; do echo "  NOT TESTED: $t"; done
 echo "${#tested[@]} passed, 0 failed"

@@ -169,7 +169,7 @@ tested+=("registry port: update-registry-port.sh wrote the archive's SHA512, a c
 
 step "overlay port, no features ($triplet)"
 run_port overlay "$port" core
-[ ! -e "$installed/lib" ] || fail "no features: the package has lib/ ($(find "$installed/lib" -type f | head -3))"
+[ ! -e "$installed/lib" ] || fail "no features: the package has lib/ ($(find "$installed/lib" -type f | sed -n 1,3p))"
 grep -q "CMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON" "$work/buildtrees/nsightkit/config-$triplet-rel-out.log" \
   || fail "no features: the toolkit was not kept out of the port's configure"
 tested+=("overlay port (no features): emulated helpers, 0 post-build problems, the toolkit not looked at, no lib/")
@@ -236,12 +236,12 @@ for module in "${modules[@]}"; do
     $(pkg-config "$define" --cflags --libs "$module") -pthread || fail "compile with pkg-config --cflags --libs $module"
   "$work/pkgconfig_$module" | tail -1
 done
-if readelf -d "$work/pkgconfig_nsightkit-fmt-header-only" | grep NEEDED | grep -q libfmt; then
+if readelf -d "$work/pkgconfig_nsightkit-fmt-header-only" | grep NEEDED | grep -c libfmt >/dev/null; then
   fail "the nsightkit-fmt-header-only program links libfmt"
 fi
 tested+=("pkg-config: ${modules[*]} from installed/$triplet (prefix=\${pcfiledir}/../.., --validate clean, NVTX3 by usage's nvtx3_finder line)")
 
-echo "check-vcpkg-port: $(cmake --version | head -1), $("$cxx" --version | head -1), triplet $triplet"
+echo "check-vcpkg-port: $(cmake --version | sed -n 1p), $("$cxx" --version | sed -n 1p), triplet $triplet"
 for t in "${tested[@]}"; do echo "  passed: $t"; done
 for t in "${untested[@]}"; do echo "  NOT TESTED: $t"; done
 echo "  NOT TESTED (needs vcpkg): the vcpkg tool, its toolchain file and manifest resolution, vcpkg's fmt and cuda ports, the real vcpkg_* helpers and post-build checks (emulated)"

@@ -88,7 +88,7 @@ PY
 # run_cuda <program> <name>: the CUDA utilities consumer, which must link the CUDA runtime.
 run_cuda() {
   local prog=$1 name=$2
-  readelf -d "$prog" | grep NEEDED | grep -q libcudart || fail "$name does not link the CUDA runtime"
+  readelf -d "$prog" | grep NEEDED | grep -c libcudart >/dev/null || fail "$name does not link the CUDA runtime"
   "$prog" || fail "$name failed"
 }
 
@@ -224,7 +224,7 @@ cmake --build "$work/fmt-header-only" >>"$work/fmt-header-only.log"
 "$cxx" -std=c++17 -o "$work/fmt-header-only/probe_pc" "$here/common/probe.cpp" "$here/common/recorder.cpp" \
   $(pkg-config "$nvtx_define" --cflags --libs nsightkit-fmt-header-only) -pthread
 for prog in "$work/fmt-header-only/probe" "$work/fmt-header-only/probe_pc"; do
-  if readelf -d "$prog" | grep NEEDED | grep -q libfmt; then fail "$prog links libfmt"; fi
+  if readelf -d "$prog" | grep NEEDED | grep -c libfmt >/dev/null; then fail "$prog links libfmt"; fi
   LD_LIBRARY_PATH="$work/no-libfmt" "$prog" fmt-header-only || fail "$prog failed without libfmt"
 done
 
