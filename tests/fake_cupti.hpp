@@ -105,13 +105,17 @@ class FakeCupti final : public nr::AttributionSource {
 };
 
 inline FakeCupti* fake = nullptr;
+// Every fake stays alive (and reachable, for LeakSanitizer) until the process ends: threads'
+// launch cursors and the report's flush may still point into an earlier one.
+inline std::vector<FakeCupti*>& all_fakes = *new std::vector<FakeCupti*>;
 inline nr::GpuSource* provide_fake() { return fake; }
 
 /// A report using a fresh fake as its CUPTI source, for one test.
 struct Session {
   explicit Session(bool captured = false, nsightkit::AdviceMode advice = nsightkit::AdviceMode::on,
                    nsightkit::AdviceThresholds thresholds = {}) {
-    fake = new FakeCupti{};  // leaked on purpose: threads' cursors may point into it
+    fake = new FakeCupti{};
+    all_fakes.push_back(fake);
     nr::cupti_provider.store(&provide_fake);
     nsightkit::Report::disable();
     nsightkit::Report::reset();
