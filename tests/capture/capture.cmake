@@ -19,7 +19,7 @@ if(UNIX AND NOT APPLE)
     LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fake_driver
     CXX_VISIBILITY_PRESET hidden)
 
-  add_executable(test_capture_driver capture/test_capture_driver.cpp recorder_main.cpp)
+  add_executable(test_capture_driver capture/test_capture_driver.cpp $<TARGET_OBJECTS:nsightkit_test_recorder>)
   target_link_libraries(test_capture_driver PRIVATE nsightkit::nsightkit nsightkit_warnings
     Catch2::Catch2 Threads::Threads ${CMAKE_DL_LIBS})
   target_include_directories(test_capture_driver PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
