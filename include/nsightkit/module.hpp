@@ -311,13 +311,14 @@ class ModuleScope : private detail::module::Scope {
    */
   template <class A0, class... As>
   explicit ModuleScope(fmt::format_string<A0, As...> format, A0&& a0, As&&... as) noexcept {
-    begin_formatted(format, a0, as...);
+    begin_formatted(detail::format_text(format), a0, as...);
   }
 
   /// Internal (NSIGHTKIT_MODULE): without arguments the name is the literal itself.
   /// @param literal the macro's first argument (also checked as a format string).
   /// @param as the format arguments, if any.
-  template <class Site, class S, class... As>
+  template <class Site, class S, class... As,
+            std::enable_if_t<detail::checks_compile_string<S, As...>, int> = 0>
   ModuleScope(detail::SiteTag<Site> /*site*/, S const& /*checked*/, char const* literal,
               As&&... as) noexcept {
     if constexpr (sizeof...(As) == 0) {
@@ -327,8 +328,17 @@ class ModuleScope : private detail::module::Scope {
       // the constructor is consteval, and a function parameter is not a constant expression.
       fmt::format_string<As...> const format{S{}};
       (void)literal;
-      begin_formatted(format, as...);
+      begin_formatted(detail::format_text(format), as...);
     }
+  }
+
+  /// Internal (NSIGHTKIT_MODULE with arguments where {fmt} checks the literal at the call).
+  /// @param checked the literal as a checked format string. @param a0 first format argument.
+  /// @param as further format arguments.
+  template <class Site, class A0, class... As>
+  ModuleScope(detail::SiteTag<Site> /*site*/, fmt::format_string<A0, As...> checked,
+              char const* /*literal*/, A0&& a0, As&&... as) noexcept {
+    begin_formatted(detail::format_text(checked), a0, as...);
   }
 
   /// Internal (Hooked, instrument): with a Hooked instance's hooks and the module object.

@@ -27,11 +27,11 @@
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/emit.hpp>
-
-#include <fmt/format.h>
+#include <nsightkit/detail/fmt.hpp>
 
 #include <cstddef>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #if NSIGHTKIT_HAS_CUDA
@@ -88,7 +88,7 @@ class ScopedRangeIn : private detail::ScopedEmit<D> {
   /// @param as further format arguments.
   template <class A0, class... As>
   explicit ScopedRangeIn(fmt::format_string<A0, As...> format, A0&& a0, As&&... as) noexcept
-      : Base{Attributes{}, format, a0, as...} {}
+      : Base{Attributes{}, detail::format_text(format), a0, as...} {}
 
   /// A formatted range with attributes.
   /// @param attributes color, category and payload of the range.
@@ -98,7 +98,7 @@ class ScopedRangeIn : private detail::ScopedEmit<D> {
   template <class A0, class... As>
   ScopedRangeIn(Attributes const& attributes, fmt::format_string<A0, As...> format, A0&& a0,
                 As&&... as) noexcept
-      : Base{attributes, format, a0, as...} {}
+      : Base{attributes, detail::format_text(format), a0, as...} {}
 
   /// Used by NSIGHTKIT_FUNC_RANGE: a fixed name registered once for the call site.
   /// @param site the macro's call site.
@@ -112,10 +112,19 @@ class ScopedRangeIn : private detail::ScopedEmit<D> {
   /// @param checked the literal as a compile-time checked format string.
   /// @param literal the same text.
   /// @param as the format arguments, if any.
-  template <class Site, class S, class... As>
+  template <class Site, class S, class... As,
+            std::enable_if_t<detail::checks_compile_string<S, As...>, int> = 0>
   ScopedRangeIn(detail::SiteTag<Site> site, S const& checked, char const* literal,
                 As&&... as) noexcept
       : Base{site, checked, literal, as...} {}
+
+  /// Used by NSIGHTKIT_RANGE with arguments where {fmt} checks the literal at the call.
+  /// @param checked the literal as a checked format string. @param a0 first format argument.
+  /// @param as further format arguments.
+  template <class Site, class A0, class... As>
+  ScopedRangeIn(detail::SiteTag<Site> /*site*/, fmt::format_string<A0, As...> checked,
+                char const* /*literal*/, A0&& a0, As&&... as) noexcept
+      : Base{Attributes{}, detail::format_text(checked), a0, as...} {}
 
   ScopedRangeIn(ScopedRangeIn const&) = delete;
   ScopedRangeIn(ScopedRangeIn&&) = delete;
@@ -173,7 +182,7 @@ class UniqueRangeIn : private detail::UniqueEmit<D> {
   /// @param as further format arguments.
   template <class A0, class... As>
   explicit UniqueRangeIn(fmt::format_string<A0, As...> format, A0&& a0, As&&... as) noexcept
-      : Base{Attributes{}, format, a0, as...} {}
+      : Base{Attributes{}, detail::format_text(format), a0, as...} {}
 
   /// A started range with attributes and a formatted name.
   /// @param attributes color, category and payload of the range.
@@ -183,7 +192,7 @@ class UniqueRangeIn : private detail::UniqueEmit<D> {
   template <class A0, class... As>
   UniqueRangeIn(Attributes const& attributes, fmt::format_string<A0, As...> format, A0&& a0,
                 As&&... as) noexcept
-      : Base{attributes, format, a0, as...} {}
+      : Base{attributes, detail::format_text(format), a0, as...} {}
 
   /// Takes over `other`'s range; `other` no longer ends anything.
   /// @param other the range to take over.
@@ -225,7 +234,8 @@ inline void mark_in(Attributes const& attributes, char const* name) noexcept {
 /// @param as further format arguments.
 template <class D, class A0, class... As>
 inline void mark_in(fmt::format_string<A0, As...> format, A0&& a0, As&&... as) noexcept {
-  (void)detail::emit_formatted<D, detail::Op::mark>(Attributes{}, format, a0, as...);
+  (void)detail::emit_formatted<D, detail::Op::mark>(Attributes{}, detail::format_text(format), a0,
+                                                    as...);
 }
 
 /// A marker with attributes and a formatted name in domain D.
@@ -236,7 +246,8 @@ inline void mark_in(fmt::format_string<A0, As...> format, A0&& a0, As&&... as) n
 template <class D, class A0, class... As>
 inline void mark_in(Attributes const& attributes, fmt::format_string<A0, As...> format, A0&& a0,
                     As&&... as) noexcept {
-  (void)detail::emit_formatted<D, detail::Op::mark>(attributes, format, a0, as...);
+  (void)detail::emit_formatted<D, detail::Op::mark>(attributes, detail::format_text(format), a0,
+                                                    as...);
 }
 
 /// A marker with a fixed name in the default domain.

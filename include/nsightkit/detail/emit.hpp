@@ -18,8 +18,7 @@
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/compiled.hpp>
-
-#include <fmt/format.h>
+#include <nsightkit/detail/fmt.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -286,7 +285,7 @@ inline Emitted emit_macro(char const* literal, As&... as) noexcept {
   } else {
     (void)literal;
     fmt::format_string<As...> const format{S{}};
-    return emit_formatted<D, op>(Attributes{}, format, as...);
+    return emit_formatted<D, op>(Attributes{}, format_text(format), as...);
   }
 }
 

@@ -2,8 +2,7 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
-
-#include <fmt/format.h>
+#include <nsightkit/detail/fmt.hpp>
 
 #include <cstdint>
 #include <string>

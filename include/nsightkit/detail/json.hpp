@@ -4,9 +4,8 @@
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/fmt.hpp>
 #include <nsightkit/detail/text.hpp>
-
-#include <fmt/format.h>
 
 #include <cmath>
 #include <cstdint>

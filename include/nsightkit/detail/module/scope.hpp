@@ -13,9 +13,8 @@
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/emit.hpp>
+#include <nsightkit/detail/fmt.hpp>
 #include <nsightkit/module_types.hpp>
-
-#include <fmt/format.h>
 
 #include <cstddef>
 #include <cstdint>

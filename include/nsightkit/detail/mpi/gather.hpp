@@ -15,6 +15,7 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/fmt.hpp>
 #include <nsightkit/detail/mpi/merge.hpp>
 #include <nsightkit/detail/mpi/merge_json.hpp>
 #include <nsightkit/detail/mpi/merge_text.hpp>
@@ -29,8 +30,6 @@
 #include <nsightkit/detail/report/trace_json.hpp>
 
 #include <mpi.h>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <climits>

@@ -5,12 +5,11 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/fmt.hpp>
 #include <nsightkit/detail/json.hpp>
 #include <nsightkit/detail/mpi/merge.hpp>
 #include <nsightkit/detail/report/text_sink.hpp>
 #include <nsightkit/detail/text.hpp>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>

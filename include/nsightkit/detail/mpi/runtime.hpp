@@ -9,11 +9,10 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/fmt.hpp>
 #include <nsightkit/mpi_types.hpp>
 
 #include <mpi.h>
-
-#include <fmt/format.h>
 
 #include <atomic>
 #include <chrono>

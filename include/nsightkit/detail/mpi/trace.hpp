@@ -10,9 +10,8 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/fmt.hpp>
 #include <nsightkit/detail/json.hpp>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdint>

@@ -11,8 +11,7 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
-
-#include <fmt/format.h>
+#include <nsightkit/detail/fmt.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -6,10 +6,9 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/fmt.hpp>
 #include <nsightkit/detail/format.hpp>
 #include <nsightkit/report_types.hpp>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdint>

@@ -15,11 +15,10 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/fmt.hpp>
 #include <nsightkit/detail/json.hpp>
 #include <nsightkit/detail/report/output.hpp>
 #include <nsightkit/report_types.hpp>
-
-#include <fmt/format.h>
 
 #include <cstdint>
 #include <cstdio>

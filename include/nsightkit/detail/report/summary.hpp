@@ -4,13 +4,12 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/fmt.hpp>
 #include <nsightkit/detail/json.hpp>
 #include <nsightkit/detail/report/rows.hpp>
 #include <nsightkit/detail/report/text_sink.hpp>
 #include <nsightkit/detail/text.hpp>
 #include <nsightkit/report_types.hpp>
-
-#include <fmt/format.h>
 
 #include <cstdint>
 #include <iterator>

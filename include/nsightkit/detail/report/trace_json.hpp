@@ -10,14 +10,13 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/fmt.hpp>
 #include <nsightkit/detail/json.hpp>
 #include <nsightkit/detail/process.hpp>
 #include <nsightkit/detail/report/counters.hpp>
 #include <nsightkit/detail/report/snapshot.hpp>
 #include <nsightkit/detail/report/state.hpp>
 #include <nsightkit/detail/report/text_sink.hpp>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdint>
