@@ -117,3 +117,10 @@ if(TARGET nsightkit::cupti)
       LIBRARIES nsightkit::cupti CUDA::cublas)
   endif()
 endif()
+
+# nvcc at -O3 over every report output, warnings as errors (compiled only).
+if(NSIGHTKIT_HAVE_CUDA_LANGUAGE)
+  add_library(report_nvcc_o3 OBJECT report/report_nvcc_o3.cu)
+  target_link_libraries(report_nvcc_o3 PRIVATE nsightkit::nsightkit nsightkit_warnings)
+  target_compile_options(report_nvcc_o3 PRIVATE -O3)
+endif()
