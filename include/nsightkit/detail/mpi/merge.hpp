@@ -6,6 +6,7 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/mpi/glob.hpp>
 #include <nsightkit/detail/text.hpp>
 #include <nsightkit/report_types.hpp>
 
@@ -16,7 +17,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
@@ -365,63 +365,6 @@ struct Thresholds {
   double share{0.05};                    ///< of the median run time, for a path to be judged
   std::vector<std::string> collectives;  ///< lower-case glob patterns
 };
-
-/// fnmatch.fnmatchcase: '*', '?', '[seq]', '[!seq]' (a '[' without ']' is itself).
-inline bool glob_match(std::string_view text, std::string_view pattern) {
-  std::size_t t = 0, p = 0, star_p = std::string_view::npos, star_t = 0;
-  auto one = [&](std::size_t pi, char c, std::size_t& width) {
-    char const pc = pattern[pi];
-    width = 1;
-    if (pc == '?') return true;
-    if (pc != '[') return pc == c;
-    std::size_t j = pi + 1;
-    bool negate = false;
-    if (j < pattern.size() && pattern[j] == '!') {
-      negate = true;
-      ++j;
-    }
-    if (j < pattern.size() && pattern[j] == ']') ++j;  // a ']' first is part of the set
-    while (j < pattern.size() && pattern[j] != ']') ++j;
-    if (j >= pattern.size()) return c == '[';  // no closing ']': a literal '['
-    width = j + 1 - pi;
-    std::size_t k = pi + 1 + (negate ? 1 : 0);
-    bool in = false;
-    for (std::size_t first = k; k < j; ++k) {
-      if (k + 2 < j && pattern[k + 1] == '-') {
-        if (pattern[k] <= c && c <= pattern[k + 2]) in = true;
-        k += 2;
-      } else if (pattern[k] == c || (k == first && pattern[k] == ']' && c == ']')) {
-        in = true;
-      }
-    }
-    return in != negate;
-  };
-  while (t < text.size()) {
-    std::size_t width = 1;
-    if (p < pattern.size() && pattern[p] == '*') {
-      star_p = p++;
-      star_t = t;
-    } else if (p < pattern.size() && one(p, text[t], width)) {
-      p += width;
-      ++t;
-    } else if (star_p != std::string_view::npos) {
-      p = star_p + 1;
-      t = ++star_t;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
-
-inline std::string ascii_lower(std::string_view s) {
-  std::string out{s};
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 /// Whether a component of the path names a collective (its time is mostly waiting for others).
 inline bool is_collective(Merged const& m, Thresholds const& th) {
