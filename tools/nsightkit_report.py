@@ -44,8 +44,8 @@ SUMMARY_REQUIRED = ("rank", "pid", "run_ns", "paths")
 ROW_KEYS = ("path", "name", "domain", "depth", "count", "total_ns", "self_ns", "mean_ns", "min_ns",
             "p50_ns", "p95_ns", "max_ns", "exact", "gpu")
 TIME_KEYS = ("count", "total_ns", "mean_ns", "min_ns", "p50_ns", "p95_ns", "max_ns", "exact")
-# The numbers of a row's "gpu_work" (CUPTI) that tools compute with (the merge: busy time per path).
-WORK_NUMBERS = ("kernels", "kernel_ns", "busy_ns", "self_busy_ns", "span_ns", "idle_ns", "calls_with_work")
+# The numbers of a row's "gpu_work" (CUPTI) that tools compute with: the merge's GPU time per path.
+WORK_NUMBERS = ("busy_ns", "calls_with_work")
 
 
 class ReportError(ValueError):
