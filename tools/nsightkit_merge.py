@@ -7,7 +7,8 @@ reads them and writes:
 
   * a table (stdout by default): per range path, the per-rank total time as min / median / max
     across ranks, the slowest rank and how far it exceeds the other ranks, then a straggler
-    summary;
+    summary; with --gpu on GPU time: CUPTI's busy time of the work a path launched where a rank
+    has it (a collective's kernels on NCCL's stream too), else the rank's CUDA-event spans;
   * the same statistics with every rank's numbers as JSON (--json-out) and CSV (--csv-out);
   * one Chrome trace with a process per rank, put on one time line (--trace-out).
 
@@ -130,15 +131,30 @@ def classify(doc):
     return "merged" if kind in ("merged-summary", "merged-trace") else kind
 
 
+# Where a rank's GPU numbers come from: CUPTI's busy time of the work each path launched (on any
+# stream: a collective's kernels on NCCL's stream too), else the span between CUDA events on the
+# thread's current stream. The two measure different things, so they are never silently mixed.
+GPU_SOURCES = ("cupti", "events")
+MIXED = "mixed"  # a row whose ranks' GPU numbers come from different sources
+GPU_SOURCE_MEANING = {
+    "cupti": "busy time of the kernels, copies and memsets a path launched, on any stream (NCCL's too)",
+    "events": "span between CUDA events on the thread's current stream (other streams unseen)",
+}
+
+
 class Row:
-    """One summary row of one rank, keyed by its exact components (a name may contain '/')."""
+    """One summary row of one rank, keyed by its exact components (a name may contain '/').
+    gpu_count/gpu_total_ns: None when the row has no GPU time on this rank; gpu_source says which
+    source measured it ("cupti": calls with work and busy time; "events": timed calls and span)."""
 
-    __slots__ = ("key", "path", "label", "depth", "count", "total_ns", "gpu_count", "gpu_total_ns")
+    __slots__ = ("key", "path", "label", "depth", "count", "total_ns", "gpu_count", "gpu_total_ns",
+                 "gpu_source")
 
-    def __init__(self, key, path, label, depth, count, total_ns, gpu_count, gpu_total_ns):
+    def __init__(self, key, path, label, depth, count, total_ns, gpu_count, gpu_total_ns, gpu_source=None):
         self.key, self.path, self.label, self.depth = key, path, label, depth
         self.count, self.total_ns = count, total_ns
         self.gpu_count, self.gpu_total_ns = gpu_count, gpu_total_ns
+        self.gpu_source = gpu_source if gpu_total_ns is not None else None
 
 
 class Summary:
@@ -157,6 +173,7 @@ class Summary:
         self.start_end = []  # Rows keyed by ("start/end", domain, name)
         self.marks = {}  # (domain, name) -> count
         self.gpu_error = ""
+        self.gpu_source = None  # "cupti", "events" or None (no GPU time on any path)
 
 
 def read_summary(path, doc):
@@ -168,9 +185,21 @@ def read_summary(path, doc):
     s = Summary(path)
     s.rank, s.pid, s.version = r.rank, r.pid, r.nsightkit_version
     s.run_ns, s.captured_only = r.run_ns, r.captured_only
-    for row in r.paths:
-        gpu_count, gpu_total = (None, None) if row.gpu is None else (row.gpu.count, row.gpu.total_ns)
-        s.rows.append(Row(row.key, row.path, row.label, row.depth, row.count, row.total_ns, gpu_count, gpu_total))
+    # CUPTI's attributed work wherever the rank has any; its event spans only where it has none.
+    cupti = any(row.gpu_work is not None for row in r.paths)
+    for i, row in enumerate(r.paths):
+        if cupti:
+            work = row.gpu_work
+            if work is not None and "busy_ns" not in work:
+                raise InputError(f"{path}: paths[{i}] ({row.path!r}): gpu_work has no 'busy_ns'")
+            gpu_count, gpu_total = (None, None) if work is None else (work.get("calls_with_work", 0), work["busy_ns"])
+        else:
+            gpu_count, gpu_total = (None, None) if row.gpu is None else (row.gpu.count, row.gpu.total_ns)
+        source = "cupti" if cupti else "events"
+        s.rows.append(
+            Row(row.key, row.path, row.label, row.depth, row.count, row.total_ns, gpu_count, gpu_total, source)
+        )
+    s.gpu_source = next((x.gpu_source for x in s.rows if x.gpu_source is not None), None)
     if r.steps is not None and r.steps.count:
         s.steps = Row(("steps",), "capture-window steps", "steps", 0, r.steps.count, r.steps.total_ns, None, None)
     for se in r.start_end_ranges:
@@ -279,6 +308,21 @@ def short_list(ranks, most=12):
     return head if len(ranks) <= most else f"{head} and {len(ranks) - most} more"
 
 
+def gpu_sources(summaries):
+    """{source: [ranks]} of the ranks that have GPU times, in GPU_SOURCES order."""
+    out = {}
+    for src in GPU_SOURCES:
+        ranks = [s.rank for s in summaries if s.gpu_source == src]
+        if ranks:
+            out[src] = ranks
+    return out
+
+
+def gpu_sources_text(summaries):
+    """'cupti on rank(s) 0, 1' or, when ranks differ, 'cupti on rank(s) 0; events on rank(s) 1'."""
+    return "; ".join(f"{src} on rank(s) {short_list(ranks)}" for src, ranks in gpu_sources(summaries).items())
+
+
 def check_consistency(summaries, traces, msgs):
     """Warnings for inputs that merge but may mislead."""
     by_rank = {s.rank: s for s in summaries}
@@ -318,6 +362,12 @@ def check_consistency(summaries, traces, msgs):
         msgs.warn(
             f"some ranks counted only captured steps (captured_only on rank(s) {which}) and others "
             "everything: their totals are not comparable"
+        )
+    if len(gpu_sources(summaries)) > 1:
+        msgs.warn(
+            f"the ranks' GPU times come from different sources ({gpu_sources_text(summaries)}): CUPTI "
+            f'busy time and CUDA-event spans do not compare; GPU rows timed by both are "{MIXED}" and '
+            "not judged"
         )
     for s in summaries:
         if s.gpu_error:
@@ -389,6 +439,12 @@ class Merged:
 
     def stats(self, basis):
         return spread(self.per_rank(basis))
+
+    def gpu_source(self):
+        """The source of the ranks' GPU times on this row: "cupti" or "events" when they agree,
+        "mixed" when they differ, None without any."""
+        found = {row.gpu_source for row in self.ranks.values() if row.gpu_source is not None}
+        return None if not found else found.pop() if len(found) == 1 else MIXED
 
     def mean_per_call(self, basis):
         """All ranks' time over all their calls."""
@@ -512,6 +568,8 @@ def find_stragglers(rows, basis, run_median, th):
     # one (backward holding its all-reduces), or the ranks that wait would look slow there.
     waiting = collective_waits(rows, basis, th)
     for m in rows:
+        if basis == "gpu" and m.gpu_source() == MIXED:
+            continue  # CUPTI busy time on some ranks, event spans on others: not comparable
         share = share_of_run(m, basis, run_median)
         if is_collective(m, th):
             if len(m.per_rank(basis)) >= 2 and share >= th.share:
@@ -614,6 +672,8 @@ def table_rows(rows, basis, all_ranks, run_median, tree, per_rank_cols):
             fmt_excess(st),
             fmt_ns(m.mean_per_call(basis)),
         ]
+        if basis == "gpu":
+            cells.append(m.gpu_source() or "-")
         if per_rank_cols:
             # "missing": the rank lacks the path; "-": it has the path but no time of this kind.
             cells += [
@@ -725,19 +785,38 @@ def format_report(summaries, tree, steps, start_end, args, th):
         "median of the other ranks (with 2 ranks: the other rank); %run: median total / median run time;",
         "mean/call: all ranks' time over all their calls",
     ]
+    if basis == "gpu":
+        sources = gpu_sources(summaries)
+        for src, ranks in sources.items():
+            lines.append(f"source {src} (rank(s) {short_list(ranks)}): {GPU_SOURCE_MEANING[src]}")
+        if len(sources) > 1:
+            lines.append(
+                f'the ranks\' sources differ: a row timed by both is "{MIXED}" (its min/median/max compare '
+                "busy time with spans) and not judged"
+            )
     lines.append("")
     tree_order = args.sort == "tree"
     rows = sorted_rows(tree, args.sort, args.top, basis)
     if basis == "gpu":
         rows = [m for m in rows if m.per_rank("gpu")]
     header = ["path", "ranks", "calls", "%run", "min", "median", "max", "slowest", "excess", "mean/call"]
+    if basis == "gpu":
+        header.append("source")
     if args.per_rank:
         header += [f"rank {r}" for r in all_ranks]
     render_table(lines, header, table_rows(rows, basis, all_ranks, run_median, tree_order, args.per_rank))
     if args.top is not None and len(rows) < len(tree):
         lines.append(f"({len(tree) - len(rows)} smaller paths not shown: --top {args.top})")
     if basis == "cpu" and any(m.per_rank("gpu") for m in tree):
-        lines.append("(GPU times present: nsightkit_merge.py --gpu shows and judges them)")
+        lines.append(
+            f"(GPU times present, from {gpu_sources_text(summaries)}: nsightkit_merge.py --gpu shows and "
+            "judges them)"
+        )
+        if len(gpu_sources(summaries)) > 1:
+            lines.append(
+                "(the ranks' GPU sources differ: CUPTI busy time and CUDA-event spans do not compare; rows "
+                f'timed by both are "{MIXED}" and not judged)'
+            )
     if steps is not None and basis == "cpu":
         lines.append("")
         lines.append("capture-window steps:")
@@ -808,6 +887,8 @@ def stats_json(m, basis):
         return None
     st = dict(st)
     st["mean_per_call_ns"] = m.mean_per_call(basis)
+    if basis == "gpu":
+        st["source"] = m.gpu_source()
     counts = m.counts(basis)
     st["per_rank"] = [
         {"rank": r, "count": counts[r], "total_ns": v} for r, v in sorted(m.per_rank(basis).items())
@@ -873,6 +954,7 @@ def merged_json(summaries, tree, steps, start_end, th, msgs):
                 "nsightkit_version": s.version,
                 "run_ns": s.run_ns,
                 "captured_only": s.captured_only,
+                "gpu_source": s.gpu_source,
             }
             for s in summaries
         ],
@@ -896,6 +978,7 @@ def write_csv(f, summaries, tree, steps, start_end):
     header = ["section", "path", "depth", "ranks_present", "ranks_missing"]
     for basis in ("cpu", "gpu"):
         header += [f"{basis}_{k}" for k in CSV_STATS]
+    header.append("gpu_source")
     for basis in ("cpu", "gpu"):
         header += [f"{basis}_total_ns_rank{r}" for r in all_ranks]
     header += [f"count_rank{r}" for r in all_ranks]
@@ -912,6 +995,7 @@ def write_csv(f, summaries, tree, steps, start_end):
         for basis in ("cpu", "gpu"):
             st = stats_json(m, basis) or {}
             line += ["" if st.get(k) is None else st[k] for k in CSV_STATS]
+        line.append(m.gpu_source() or "")
         for basis in ("cpu", "gpu"):
             per_rank = m.per_rank(basis)
             line += [per_rank.get(r, "") for r in all_ranks]
@@ -1079,7 +1163,10 @@ def parse_args(argv):
         "excess (largest relative excess of the slowest rank first)",
     )
     ap.add_argument(
-        "--gpu", action="store_true", help="table and straggler rule on GPU time instead of CPU time"
+        "--gpu",
+        action="store_true",
+        help="table and straggler rule on GPU time instead of CPU time: per rank CUPTI's busy time "
+        "where its summary has it, else CUDA-event spans (the source column says which)",
     )
     ap.add_argument("--top", type=int, metavar="N", help="only the N paths with the largest median total")
     ap.add_argument("--per-rank", action="store_true", help="add a column with each rank's total")
@@ -1178,7 +1265,10 @@ def run(argv, stdout, stderr):
     if summaries:
         tree, steps, start_end = merge_rows(summaries)
         if args.gpu and not any(m.per_rank("gpu") for m in tree):
-            raise InputError("--gpu: no rank has GPU times (ranges get them inside a CurrentStream/GpuRange)")
+            raise InputError(
+                "--gpu: no rank has GPU times (CUPTI's attributed work with the nsightkit::cupti component, "
+                "or CUDA-event spans of ranges inside a CurrentStream/GpuRange)"
+            )
         text = format_report(summaries, tree, steps, start_end, args, th)
         if args.table_out == "-":
             stdout.write(text)

@@ -44,6 +44,8 @@ SUMMARY_REQUIRED = ("rank", "pid", "run_ns", "paths")
 ROW_KEYS = ("path", "name", "domain", "depth", "count", "total_ns", "self_ns", "mean_ns", "min_ns",
             "p50_ns", "p95_ns", "max_ns", "exact", "gpu")
 TIME_KEYS = ("count", "total_ns", "mean_ns", "min_ns", "p50_ns", "p95_ns", "max_ns", "exact")
+# The numbers of a row's "gpu_work" (CUPTI) that tools compute with: the merge's GPU time per path.
+WORK_NUMBERS = ("busy_ns", "calls_with_work")
 
 
 class ReportError(ValueError):
@@ -212,6 +214,9 @@ def _rows(file, where, rows):
         work = r.get("gpu_work")
         if work is not None and not isinstance(work, dict):
             raise ReportError(file, f"{at}.gpu_work is neither an object nor null")
+        for k in WORK_NUMBERS:
+            if work is not None and k in work and (not is_number(work[k]) or work[k] < 0):
+                raise ReportError(file, f"{at}.gpu_work: '{k}' is not a non-negative number")
         path = r.get("path") if isinstance(r.get("path"), str) else join_path(key)
         out.append(PathRow(r, key, path, time, gpu))
     return out

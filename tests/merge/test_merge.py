@@ -46,6 +46,40 @@ def time_obj(count, total_ns):
     }
 
 
+def work_obj(calls, busy_ns):
+    """A row's "gpu_work" as the CUPTI source writes it (the merge reads busy_ns and calls_with_work);
+    the other numbers are plausible: one kernel per call, no copies, no idle time."""
+    copies = {"count": 0, "bytes": 0, "total_ns": 0, "pageable": 0}
+    work = {
+        "kernels": calls,
+        "self_kernels": calls,
+        "kernel_ns": busy_ns,
+        "busy_ns": busy_ns,
+        "self_busy_ns": busy_ns,
+        "span_ns": busy_ns,
+        "idle_ns": 0,
+        "calls_with_work": calls,
+        "streams": 1,
+        "launch_latency": time_obj(calls, 5000 * calls),
+    }
+    for k in ("h2d", "d2h", "d2d", "other_copies", "memsets"):
+        work[k] = dict(copies)
+    work.update(
+        {
+            "top_kernels": [{"name": "kernel", "count": calls, "total_ns": busy_ns}],
+            "allocations": 0,
+            "allocated_bytes": 0,
+            "freed_bytes": 0,
+            "peak_bytes": 0,
+            "sync_calls": 0,
+            "sync_ns": 0,
+            "sync_api": "",
+            "legacy_stream_work": 0,
+        }
+    )
+    return work
+
+
 def make_summary(
     rank,
     rows,
@@ -57,9 +91,12 @@ def make_summary(
     start_end=(),
     marks=(),
 ):
-    """rows: [(path, calls, cpu_ms, gpu_ms or None)] in tree order; names are the '/'-separated parts."""
+    """rows: [(path, calls, cpu_ms, gpu_ms or None[, (calls with work, busy ms) or None])] in tree
+    order; names are the '/'-separated parts. gpu_ms is the CUDA-event span ("gpu"), the fifth item
+    CUPTI's attributed work ("gpu_work"); a rank with any of the latter has the source "cupti"."""
     out_rows = []
-    for path, count, cpu_ms, gpu_ms in rows:
+    cupti = any(len(r) > 4 and r[4] is not None for r in rows)
+    for path, count, cpu_ms, gpu_ms, *more in rows:
         total = round(cpu_ms * MS)
         children = sum(
             round(c[2] * MS)
@@ -70,6 +107,9 @@ def make_summary(
         row.update(time_obj(count, total))
         row["self_ns"] = max(0, total - children)
         row["gpu"] = None if gpu_ms is None else time_obj(count, round(gpu_ms * MS))
+        work = more[0] if more else None
+        if cupti:
+            row["gpu_work"] = None if work is None else work_obj(work[0], round(work[1] * MS))
         out_rows.append(row)
     return {
         "format": "nsightkit-report",
@@ -102,6 +142,7 @@ def make_summary(
             "ranges_skipped": 0,
             "events_created": 0,
             "error": "",
+            **({"source": "cupti"} if cupti else {}),
         },
     }
 
@@ -589,6 +630,148 @@ class TestStragglers(MergeCase):
         r = self.merge(*self.files({"s.json": make_summary(0, [("forward", 1, 5, None)])}).values())
         self.assertIn("only one rank: nothing to compare", r.table)
         self.assertRegex(r.table, r"\nforward +1/1 +1 .* +- +- +5\.00 ms\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# Where the GPU numbers come from: CUPTI's busy time per path, else CUDA-event spans
+
+
+def nccl3(rank_two_events=False):
+    """Three data-parallel ranks measured by CUPTI; rank 2 is slow in forward on the GPU (350 ms of
+    busy time against 250), so ranks 0 and 1 wait for it inside the NCCL all-reduce, whose kernels
+    run on NCCL's own stream: 120 and 118 ms of kernel time there against rank 2's 20. Rank 0's
+    all-reduce row also carries a 0.5 ms CUDA-event span (its current stream, not NCCL's): CUPTI's
+    number wins. With `rank_two_events`, rank 2 has no CUPTI and only event spans (the all-reduce's
+    2 ms span misses NCCL's stream). Rows: (path, calls, cpu ms, event span ms, (calls, busy ms))."""
+    nccl = {0: 120, 1: 118, 2: 20}
+    files = {}
+    for r in range(3):
+        if r == 2 and rank_two_events:
+            rows = [
+                ("data", 10, 80, None),
+                ("forward", 10, 400, 380),
+                ("backward", 10, 500, 450),
+                ("backward/nccl allreduce", 10, 40, 2),
+                ("optimizer", 10, 50, None),
+            ]
+        else:
+            fwd = 350 if r == 2 else 250
+            rows = [
+                ("data", 10, 80, None, None),
+                ("forward", 10, fwd + 50, None, (10, fwd)),
+                ("backward", 10, 500, None, (10, 400)),
+                ("backward/nccl allreduce", 10, 40, 0.5 if r == 0 else None, (10, nccl[r])),
+                ("optimizer", 10, 50, None, (10, 45)),
+            ]
+        files[f"summary.rank{r}.json"] = make_summary(r, rows)
+    return files
+
+
+class TestGpuSources(MergeCase):
+    def test_cupti_busy_time_per_path_and_the_nccl_stream(self):
+        paths = list(self.files(nccl3()).values())
+        out_csv = os.path.join(self.dir, "m.csv")
+        r = self.merge(*paths, "--gpu", "--csv-out", out_csv)
+        nccl = row(r.json, "backward/nccl allreduce")["gpu"]
+        # The NCCL row carries its kernel time on NCCL's stream, not rank 0's 0.5 ms event span.
+        self.assertEqual(per_rank(nccl), {0: 120 * MS, 1: 118 * MS, 2: 20 * MS})
+        self.assertEqual([p["count"] for p in nccl["per_rank"]], [10, 10, 10])  # calls with work
+        self.assertEqual((nccl["min_ns"], nccl["median_ns"], nccl["max_ns"]), (20 * MS, 118 * MS, 120 * MS))
+        self.assertEqual(nccl["mean_per_call_ns"], 258 * MS / 30)
+        self.assertEqual(nccl["source"], "cupti")
+        self.assertEqual(row(r.json, "forward")["gpu"]["source"], "cupti")
+        self.assertIsNone(row(r.json, "data")["gpu"])  # no GPU work: no GPU numbers
+        self.assertEqual([x["gpu_source"] for x in r.json["ranks"]], ["cupti"] * 3)
+        self.assertNotIn("warning", r.err)
+        # Rank 2 is slow in forward on the GPU; the ranks that wait in the all-reduce are not.
+        gpu = r.json["stragglers"]["gpu"]
+        self.assertEqual([(f["rank"], f["path"]) for f in gpu["findings"]], [(2, "forward")])
+        self.assertEqual(gpu["collectives"], ["backward/nccl allreduce"])
+        self.assertEqual(
+            r.json["collective_time"]["gpu"],
+            [{"rank": q, "total_ns": v * MS, "share": v / 1000} for q, v in ((0, 120), (1, 118), (2, 20))],
+        )
+        self.assertIn(
+            "source cupti (rank(s) 0, 1, 2): busy time of the kernels, copies and memsets a path launched, "
+            "on any stream (NCCL's too)\n",
+            r.table,
+        )
+        self.assertRegex(r.table, r"\n  nccl allreduce +3/3 +10 +11\.8% +20\.0 ms +118 ms +120 ms +rank 0 .* cupti\n")
+        self.assertIn(
+            "  collective backward/nccl allreduce: shortest on rank 2 (20.0 ms, median 118 ms)", r.table
+        )
+        with open(out_csv, newline="", encoding="utf-8") as f:
+            by_path = {x["path"]: x for x in csv.DictReader(f)}
+        self.assertEqual(by_path["backward/nccl allreduce"]["gpu_source"], "cupti")
+        self.assertEqual(by_path["backward/nccl allreduce"]["gpu_total_ns_rank0"], str(120 * MS))
+        self.assertEqual(by_path["data"]["gpu_source"], "")
+        cpu_table = self.merge(*paths).table
+        self.assertIn(
+            "(GPU times present, from cupti on rank(s) 0, 1, 2: nsightkit_merge.py --gpu shows and judges them)\n",
+            cpu_table,
+        )
+        self.assertNotIn("sources differ", cpu_table)
+
+    def test_a_rank_without_cupti_falls_back_to_event_spans_and_is_named(self):
+        paths = list(self.files(nccl3(rank_two_events=True)).values())
+        out_csv = os.path.join(self.dir, "m.csv")
+        r = self.merge(
+            *paths, "--gpu", "--min-excess", "0", "--min-excess-ms", "0", "--min-share", "0", "--csv-out", out_csv
+        )
+        self.assertIn(
+            "warning: the ranks' GPU times come from different sources (cupti on rank(s) 0, 1; events on "
+            "rank(s) 2): CUPTI busy time and CUDA-event spans do not compare",
+            r.err,
+        )
+        self.assertEqual([m["level"] for m in r.json["messages"]], ["warning"])
+        self.assertEqual([x["gpu_source"] for x in r.json["ranks"]], ["cupti", "cupti", "events"])
+        fwd = row(r.json, "forward")["gpu"]
+        self.assertEqual(per_rank(fwd), {0: 250 * MS, 1: 250 * MS, 2: 380 * MS})
+        self.assertEqual(fwd["source"], "mixed")
+        # Only ranks 0 and 1 have GPU time on optimizer, both from CUPTI.
+        self.assertEqual(row(r.json, "optimizer")["gpu"]["source"], "cupti")
+        self.assertEqual(per_rank(row(r.json, "optimizer")["gpu"]), {0: 45 * MS, 1: 45 * MS})
+        # Busy time against spans is no comparison: mixed rows are not judged, even with no thresholds.
+        gpu = r.json["stragglers"]["gpu"]
+        judged = {f["path"] for f in gpu["findings"]}
+        self.assertFalse(judged & {"forward", "backward", "backward/nccl allreduce"}, judged)
+        self.assertEqual(gpu["collectives"], [])
+        self.assertEqual(gpu["judged_paths"], 1)  # optimizer
+        self.assertIn("source events (rank(s) 2): span between CUDA events", r.table)
+        self.assertIn('the ranks\' sources differ: a row timed by both is "mixed"', r.table)
+        self.assertRegex(r.table, r"\nforward +3/3 +10 .* +mixed\n")
+        self.assertRegex(r.table, r"\noptimizer +3/3 +10 .* +cupti\n")
+        with open(out_csv, newline="", encoding="utf-8") as f:
+            by_path = {x["path"]: x for x in csv.DictReader(f)}
+        self.assertEqual(by_path["forward"]["gpu_source"], "mixed")
+        self.assertEqual(by_path["forward"]["gpu_total_ns_rank2"], str(380 * MS))
+        cpu_table = self.merge(*paths).table
+        self.assertIn("(GPU times present, from cupti on rank(s) 0, 1; events on rank(s) 2: ", cpu_table)
+        self.assertIn(
+            "(the ranks' GPU sources differ: CUPTI busy time and CUDA-event spans do not compare; rows timed "
+            'by both are "mixed" and not judged)\n',
+            cpu_table,
+        )
+
+    def test_event_spans_alone_are_labelled_events(self):
+        paths = [p for n, p in self.files(ddp4()).items() if n.startswith("summary")]
+        r = self.merge(*paths, "--gpu")
+        self.assertEqual(row(r.json, "backward/allreduce")["gpu"]["source"], "events")
+        self.assertEqual([x["gpu_source"] for x in r.json["ranks"]], ["events"] * 4)
+        self.assertIn("source events (rank(s) 0, 1, 2, 3): span between CUDA events", r.table)
+        self.assertIn(
+            "(GPU times present, from events on rank(s) 0, 1, 2, 3: nsightkit_merge.py --gpu shows and judges",
+            self.merge(*paths).table,
+        )
+        none = self.files({"s0.json": make_summary(0, [("f", 1, 1, None)])}, "none")
+        self.assertEqual(self.merge(*none.values()).json["ranks"][0]["gpu_source"], None)
+
+    def test_cupti_work_without_busy_time_is_an_error(self):
+        doc = make_summary(0, [("f", 1, 5, None, (1, 4))])
+        del doc["paths"][0]["gpu_work"]["busy_ns"]
+        self.error(
+            *self.files({"s0.json": doc}).values(), contains="s0.json: paths[0] ('f'): gpu_work has no 'busy_ns'"
+        )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -233,6 +233,11 @@ class TestSummary(ReaderTest):
         bad("gpu.json", lambda d: d["paths"][0].update(gpu={"count": 1}),
             "paths[0].gpu needs a non-negative integer 'count'")
         bad("work.json", lambda d: d["paths"][0].update(gpu_work=[1]), "paths[0].gpu_work is neither an object nor null")
+        # The merge computes with CUPTI's busy time per path: a number that is not one is an error.
+        bad("busy.json", lambda d: d["paths"][0].update(gpu_work=dict(WORK, busy_ns="1 ms")),
+            "paths[0].gpu_work: 'busy_ns' is not a non-negative number")
+        bad("calls.json", lambda d: d["paths"][0].update(gpu_work=dict(WORK, calls_with_work=-2)),
+            "paths[0].gpu_work: 'calls_with_work' is not a non-negative number")
         bad("tid.json", lambda d: d["threads"][0].pop("tid"), "threads[0] needs an integer 'tid'")
         bad("trow.json", lambda d: d["threads"][0]["paths"].pop(0), "threads[0].paths[0] ('model/app@load') has depth 1")
         bad("steps.json", lambda d: d.update(steps=[]), "steps is not an object")

@@ -6,7 +6,12 @@
 // rank 0 alone saves a checkpoint (a path the other ranks lack) and sets a mark.
 //
 //   mpi_report_demo [--explicit] [--no-same-host] [--timeout S] [--slow-ms MS]
-//                   [--fail throw|stall-gather|stall-collective|die]
+//                   [--fake-gpu cupti|mixed] [--fail throw|stall-gather|stall-collective|die]
+// --fake-gpu: GPU sources without a GPU. cupti: on every rank a fake CUPTI source records one
+// kernel per call of forward/layer1 (200 us, stream 7) and of the all-reduce (on "NCCL's" stream
+// 13: 2 ms on rank 0, which waits there for the straggler, 200 us on rank 1), as CUPTI would
+// attribute them. mixed: rank 0 so, rank 1 a fake events source instead, which gives every range
+// a GPU span as long as its CPU time.
 // --fail: rank 1 throws at step 3 (uncaught), sleeps 120 s before the report's gather, sleeps
 // 120 s before its all-reduce of step 3, or exits abruptly at step 3. The job must end at once
 // with a line naming the failure.
@@ -16,10 +21,18 @@
 
 #include <mpi.h>
 
+#if NSIGHTKIT_ENABLED
+#include <nsightkit/detail/report/clock.hpp>
+#include <nsightkit/detail/report/gpu_attribution.hpp>
+#include <nsightkit/detail/report/lifecycle.hpp>
+#endif
+
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -35,6 +48,84 @@ void busy(us d) {
   }
 }
 
+#if NSIGHTKIT_ENABLED
+namespace nr = nsightkit::detail::report;
+
+// CUPTI's part without a GPU: a launch noted on the launching thread (its innermost range gets the
+// work), the kernel's record delivered later, at the report's flush, as CUPTI's buffers are.
+class FakeCupti final : public nr::AttributionSource {
+ public:
+  [[nodiscard]] char const* name() const noexcept override { return "cupti"; }
+
+  void kernel(char const* kname, std::uint32_t stream, std::int64_t ns) {
+    std::int64_t const now = nr::clock_now(nr::process_tsc());
+    std::lock_guard<std::mutex> lock{queue_mutex_};
+    std::uint32_t const id = next_++;
+    note_launch(id, now);
+    nr::GpuActivity a;
+    a.kind = nr::GpuActivity::Kind::kernel;
+    a.correlation = id;
+    a.stream = stream;
+    a.start = now;
+    a.end = now + ns;
+    a.name = intern_name(kname);
+    queued_.push_back(a);
+  }
+
+ protected:
+  void deliver() override {
+    std::vector<nr::GpuActivity> batch;
+    {
+      std::lock_guard<std::mutex> lock{queue_mutex_};
+      batch.swap(queued_);
+    }
+    if (!batch.empty()) add_activities(batch.data(), batch.size());
+  }
+
+ private:
+  std::mutex queue_mutex_;  // the main thread launches, the report flushes at exit
+  std::uint32_t next_{1};
+  std::vector<nr::GpuActivity> queued_;
+};
+
+// The events source's part without a GPU: every range that would be timed on a stream gets a GPU
+// span as long as its CPU time, as if it ran one piece of stream-ordered work that long.
+class FakeSpans final : public nr::GpuSource {
+ public:
+  [[nodiscard]] char const* name() const noexcept override { return "events"; }
+  void begin(nr::State& s, nr::ThreadData& td, nr::Frame& f, nr::GpuContext const& ctx) override {
+    (void)s, (void)td, (void)ctx;
+    f.gpu = 0;  // timed: end() is called
+  }
+  void end(nr::State& s, nr::ThreadData& td, nr::Frame const& f) override {
+    if (f.node < td.nodes.size()) {
+      td.nodes[f.node].gpu.add(s.now() - f.start, s.exact_samples.load(std::memory_order_relaxed));
+    }
+  }
+  void drop_open(nr::State& s, nr::ThreadData& td) override { (void)s, (void)td; }
+  void poll(nr::State& s, nr::ThreadData& td) override { (void)s, (void)td; }
+  void flush(nr::State& s) override { (void)s; }
+  void shutdown(nr::State& s) noexcept override { (void)s; }
+  void fill(nr::State& s, nsightkit::GpuTimingStats& out) override {
+    (void)s;
+    out.source = name();
+  }
+};
+
+FakeCupti* fake_cupti = nullptr;  // leaked, as the sources: the report may flush them during exit
+nr::GpuSource* fake_source = nullptr;
+nr::GpuSource* provide_fake() { return fake_source; }
+#endif
+
+/// A kernel launched here, as the fake CUPTI source records it (nothing without one).
+void fake_kernel(char const* kname, std::uint32_t stream, std::int64_t ns) {
+#if NSIGHTKIT_ENABLED
+  if (fake_cupti != nullptr) fake_cupti->kernel(kname, stream, ns);
+#else
+  (void)kname, (void)stream, (void)ns;
+#endif
+}
+
 [[noreturn]] void usage(char const* why) {
   std::fprintf(stderr, "mpi_report_demo: %s\n", why);
   std::exit(2);
@@ -46,6 +137,7 @@ int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   bool explicit_write = false;
+  std::string fake_gpu;
   std::string fail;
   int slow_ms = 10;
   nsightkit::mpi::Options options;
@@ -54,6 +146,8 @@ int main(int argc, char** argv) {
     std::string const a = argv[i];
     if (a == "--explicit") {
       explicit_write = true;
+    } else if (a == "--fake-gpu" && i + 1 < argc) {
+      fake_gpu = argv[++i];
     } else if (a == "--no-same-host") {
       options.same_host_clocks = false;
     } else if (a == "--timeout" && i + 1 < argc) {
@@ -66,6 +160,23 @@ int main(int argc, char** argv) {
       usage(("unknown argument " + a).c_str());
     }
   }
+  if (!fake_gpu.empty() && fake_gpu != "cupti" && fake_gpu != "mixed")
+    usage("--fake-gpu cupti|mixed");
+#if NSIGHTKIT_ENABLED
+  if (!fake_gpu.empty()) {
+    int world_rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    if (fake_gpu == "mixed" && world_rank == 1) {
+      fake_source = new FakeSpans{};
+    } else {
+      fake_source = fake_cupti = new FakeCupti{};
+    }
+    // Offered as the CUPTI component offers its source; a report NSIGHTKIT_REPORT started already
+    // picks its GPU source again.
+    nr::cupti_provider.store(&provide_fake);
+    nr::provider_arrived();
+  }
+#endif
   if (!nsightkit::mpi::enable(MPI_COMM_WORLD, options)) {
     MPI_Finalize();
     return 1;
@@ -102,6 +213,7 @@ int main(int argc, char** argv) {
       nsightkit::ScopedRange f{"forward"};
       {
         nsightkit::ScopedRange l{"layer1"};
+        fake_kernel("conv_kernel", 7, 200'000);
         busy(us{400});
       }
       {
@@ -124,6 +236,7 @@ int main(int argc, char** argv) {
       busy(us{500});
       nsightkit::ScopedRange ar{nsightkit::Attributes{nsightkit::Payload{grads.size() * 4}},
                                 "allreduce grads"};
+      fake_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 13, rank == 0 ? 2'000'000 : 200'000);
       MPI_Request req;
       MPI_Iallreduce(MPI_IN_PLACE, grads.data(), static_cast<int>(grads.size()), MPI_FLOAT, MPI_SUM,
                      MPI_COMM_WORLD, &req);

@@ -9,7 +9,12 @@
     nanosecond for ranks of one host; within the measured uncertainty when offsets are measured);
   * the straggler (rank 1 sleeps in forward/layer2) is flagged, the rank that waits is not, each
     rank's time in collectives equals its own all-reduce total;
-  * written in MPI_Finalize (report at exit) or in Report::write(), once; rank 0 alone prints.
+  * written in MPI_Finalize (report at exit) or in Report::write(), once; rank 0 alone prints;
+  * with GPU work attributed by CUPTI (a fake CUPTI source, --fake-gpu cupti: no GPU needed), the
+    merged GPU numbers are each rank's busy time per path, the all-reduce's from NCCL's stream,
+    named "cupti"; with CUPTI on rank 0 and event spans on rank 1 (--fake-gpu mixed) rows timed
+    by both are "mixed", a warning says which rank has which, and no mixed row is judged; in both
+    the table, JSON and CSV equal the offline tool's.
   In a NSIGHTKIT_DISABLE build (--mode disabled): the job runs and nothing is written.
 --case faults: a rank that throws, stalls before the report's gather, stalls before a collective,
   or exits abruptly ends the whole job with a line naming it and a non-zero status, in seconds;
@@ -116,6 +121,35 @@ def merge_tool(args, inputs, extra):
     return p
 
 
+def same_csv(mine_path, their_path):
+    """The two CSV files hold the same cells (numbers within 1e-9, as the JSON); their row count."""
+    with open(mine_path, newline="", encoding="utf-8") as f:
+        mine = list(csv.reader(f))
+    with open(their_path, newline="", encoding="utf-8") as f:
+        theirs = list(csv.reader(f))
+
+    def cell_equal(x, y):
+        if x == y:
+            return True
+        try:
+            return math.isclose(float(x), float(y), rel_tol=1e-9)
+        except ValueError:
+            return False
+
+    same = len(mine) == len(theirs) and all(
+        len(a) == len(b) and all(cell_equal(x, y) for x, y in zip(a, b)) for a, b in zip(mine, theirs))
+    return same, len(mine)
+
+
+def same_table(theirs, mine):
+    """Checks the two tables are equal byte for byte, printing the difference where not."""
+    check(theirs == mine, "the merged table equals nsightkit_merge.py's, byte for byte")
+    if theirs != mine:
+        import difflib
+        print("".join(difflib.unified_diff(theirs.splitlines(True), mine.splitlines(True),
+                                           "nsightkit_merge.py", "in-process")))
+
+
 def check_against_files(nkr, merged, ranks_dir):
     """Every merged row equals what the per-rank summaries say."""
     per_rank = {}
@@ -209,33 +243,18 @@ def case_merge(args, run, nkr):
     inputs = [os.path.join(a_dir, f"{k}.rank{r}.json") for k in ("summary", "trace") for r in (0, 1)]
     tool = merge_tool(args, inputs, ["--json-out", f"{off}/summary.json", "--csv-out", f"{off}/summary.csv",
                                      "--trace-out", f"{off}/trace.json"])
-    check(tool.stdout == p.stdout, "the merged table equals nsightkit_merge.py's, byte for byte")
-    if tool.stdout != p.stdout:
-        import difflib
-        print("".join(difflib.unified_diff(tool.stdout.splitlines(True), p.stdout.splitlines(True),
-                                           "nsightkit_merge.py", "in-process")))
+    same_table(tool.stdout, p.stdout)
     theirs = load(f"{off}/summary.json")
     for doc in (merged, theirs):
         doc.pop("producer")
         doc.pop("messages")
     check(close(merged, theirs), "the merged summary equals nsightkit_merge.py --json-out "
           f"({first_difference(theirs, merged)})")
-    with open(f"{a_dir}/summary.merged.csv", newline="", encoding="utf-8") as f:
-        mine_csv = list(csv.reader(f))
-    with open(f"{off}/summary.csv", newline="", encoding="utf-8") as f:
-        their_csv = list(csv.reader(f))
-
-    def cell_equal(x, y):
-        if x == y:
-            return True
-        try:
-            return math.isclose(float(x), float(y), rel_tol=1e-9)
-        except ValueError:
-            return False
-
-    same_csv = len(mine_csv) == len(their_csv) and all(
-        len(a) == len(b) and all(cell_equal(x, y) for x, y in zip(a, b)) for a, b in zip(mine_csv, their_csv))
-    check(same_csv, f"the merged CSV equals nsightkit_merge.py --csv-out ({len(mine_csv)} rows)")
+    same, rows = same_csv(f"{a_dir}/summary.merged.csv", f"{off}/summary.csv")
+    check(same, f"the merged CSV equals nsightkit_merge.py --csv-out ({rows} rows)")
+    check(all(r["gpu"] is None for r in merged["paths"]) and
+          [r.get("gpu_source", "absent") for r in merged["ranks"]] == [None, None],
+          "no GPU source on the CPU: no GPU numbers, no rank's gpu_source")
 
     mine_t = load(os.path.join(a_dir, "trace.merged.json"))
     their_t = load(f"{off}/trace.json")
@@ -291,6 +310,83 @@ def case_merge(args, run, nkr):
                                            for a, b in zip(ev_m, ev_t))
     check(strip_ts(ev_m) == strip_ts(ev_t) and ts_ok,
           f"the same events; each time within {tol_ns} ns of the offline merge's")
+
+    case_gpu_sources(args, run, work, "cupti")
+    case_gpu_sources(args, run, work, "mixed")
+
+
+def case_gpu_sources(args, run, work, fake):
+    """C: GPU work attributed by CUPTI (fake "cupti"). The fake source gives each call of
+    forward/layer1 a 200 us kernel, and each all-reduce a kernel on NCCL's stream: 2 ms on rank 0
+    (it waits there for the straggler), 200 us on rank 1. The merged GPU numbers must be those
+    kernels' busy time per path, named "cupti". D (fake "mixed"): rank 1 has event spans instead.
+    Both: the same table, JSON and CSV as the offline merge of the ranks' files."""
+    c_dir = os.path.join(work, fake)
+    p = run.mpirun(["--fake-gpu", fake], f"table=stdout,json={c_dir}/summary.json,csv={c_dir}/summary.csv")
+    if not check(p.returncode == 0, f"with (fake) GPU sources, {fake}: 2 ranks run and exit 0"):
+        show(p)
+        return
+    merged = load(os.path.join(c_dir, "summary.merged.json"))
+    by_path = {row["path"]: row for row in merged["paths"]}
+    if fake == "cupti":
+        check_cupti(p, merged, by_path)
+    else:
+        check_mixed(p, merged, by_path)
+
+    off = os.path.join(work, f"offline_{fake}")
+    os.makedirs(off, exist_ok=True)
+    tool = merge_tool(args, [os.path.join(c_dir, f"summary.rank{r}.json") for r in (0, 1)],
+                      ["--json-out", f"{off}/summary.json", "--csv-out", f"{off}/summary.csv"])
+    same_table(tool.stdout, p.stdout)
+    theirs = load(f"{off}/summary.json")
+    check([m["text"] for m in merged["messages"] if m["level"] == "warning"] ==
+          [m["text"] for m in theirs["messages"] if m["level"] == "warning"],
+          f"{fake}: the same warnings as nsightkit_merge.py")
+    for doc in (merged, theirs):
+        doc.pop("producer")
+        doc.pop("messages")
+    check(close(merged, theirs), f"{fake}: the merged summary equals nsightkit_merge.py --json-out "
+          f"({first_difference(theirs, merged)})")
+    same, rows = same_csv(f"{c_dir}/summary.merged.csv", f"{off}/summary.csv")
+    check(same, f"{fake}: the merged CSV equals nsightkit_merge.py --csv-out ({rows} rows)")
+
+
+def check_cupti(p, merged, by_path):
+
+    def gpu_of(path):
+        g = by_path[path]["gpu"] or {}
+        return g.get("source"), {x["rank"]: (x["count"], x["total_ns"]) for x in g.get("per_rank", [])}
+
+    want = ("cupti", {0: (10, 10 * 2_000_000), 1: (10, 10 * 200_000)})
+    got = gpu_of("backward/allreduce grads")
+    check(got == want, f"the all-reduce's GPU time is its kernels' busy time on NCCL's stream, per rank: {got}")
+    check(gpu_of("forward/layer1") == ("cupti", {0: (10, 2_000_000), 1: (10, 2_000_000)}),
+          f"forward/layer1's is its kernels' busy time: {gpu_of('forward/layer1')}")
+    check(by_path["forward/layer2"]["gpu"] is None and by_path["data"]["gpu"] is None,
+          "paths that launched nothing have no GPU numbers")
+    check([r.get("gpu_source") for r in merged["ranks"]] == ["cupti", "cupti"], "both ranks' GPU source is cupti")
+    check([r["total_ns"] for r in merged["collective_time"]["gpu"] or []] == [20_000_000, 2_000_000],
+          "each rank's GPU time in collectives is its NCCL kernels' busy time")
+    check("(GPU times present, from cupti on rank(s) 0, 1: nsightkit_merge.py --gpu shows and judges them)\n"
+          in p.stdout, "the table names the GPU source")
+    check(not any(m["level"] == "warning" for m in merged["messages"]), "no warning: the ranks agree")
+
+
+def check_mixed(p, merged, by_path):
+    check([r.get("gpu_source") for r in merged["ranks"]] == ["cupti", "events"],
+          "rank 0's GPU source is cupti, rank 1's events")
+    warning = ("nsightkit mpi: warning: the ranks' GPU times come from different sources (cupti on rank(s) 0; "
+               "events on rank(s) 1): CUPTI busy time and CUDA-event spans do not compare")
+    check(warning in p.stderr, "rank 0 warns that the ranks' GPU sources differ")
+    sources = {path: (row["gpu"] or {}).get("source") for path, row in by_path.items()}
+    check(sources["backward/allreduce grads"] == "mixed" and sources["forward/layer1"] == "mixed"
+          and sources["forward/layer2"] == "events",
+          f"rows timed by both sources are mixed, rows timed by one are that one's: {sources}")
+    gpu = merged["stragglers"]["gpu"]
+    judged = {f["path"] for f in gpu["findings"]} | set(gpu["collectives"])
+    check(not any(sources[x] == "mixed" for x in judged), f"no mixed row is judged on GPU time: {sorted(judged)}")
+    check("(GPU times present, from cupti on rank(s) 0; events on rank(s) 1: " in p.stdout
+          and "(the ranks' GPU sources differ: " in p.stdout, "the table names both sources and says they differ")
 
 
 def case_faults(args, run):

@@ -288,6 +288,18 @@ inline void consistency_messages(std::vector<RankReport> const& all, bool trace,
   if (versions.size() > 1) {
     messages.push_back({"warning", "the ranks run different nsightkit versions"});
   }
+  std::vector<RankReport const*> present;
+  for (RankReport const& r : all) {
+    if (r.present) present.push_back(&r);
+  }
+  auto const sources = gpu_sources(present);
+  if (sources.size() > 1) {
+    messages.push_back(
+        {"warning", fmt::format("the ranks' GPU times come from different sources ({}): CUPTI busy "
+                                "time and CUDA-event spans do not compare; GPU rows timed by both "
+                                "are \"mixed\" and not judged",
+                                gpu_sources_text(sources))});
+  }
   if (!no_trace.empty()) messages.push_back({"note", "no trace for rank(s) " + no_trace});
   for (RankReport const& r : all) {
     if (r.present && !r.gpu_error.empty())

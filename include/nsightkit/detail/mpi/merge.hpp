@@ -6,6 +6,8 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/mpi/glob.hpp>
+#include <nsightkit/detail/report/rows.hpp>
 #include <nsightkit/detail/text.hpp>
 #include <nsightkit/report_types.hpp>
 
@@ -16,7 +18,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
@@ -34,6 +35,22 @@ inline std::string component_label(std::string const& domain, std::string const&
   return domain + "@" + name;
 }
 
+/// Where GPU numbers come from: CUPTI's busy time of the work a path launched, on any stream (a
+/// collective's kernels on NCCL's stream too), or the span between CUDA events on the thread's
+/// current stream. The two measure different things: a merged row whose ranks differ is "mixed".
+enum class GpuFrom : std::uint8_t { none, events, cupti, mixed };
+
+/// The name every merged output uses ("" for none: null in JSON, empty in CSV).
+inline char const* to_string(GpuFrom g) noexcept {
+  switch (g) {
+    case GpuFrom::events: return "events";
+    case GpuFrom::cupti: return "cupti";
+    case GpuFrom::mixed: return "mixed";
+    case GpuFrom::none: break;
+  }
+  return "";
+}
+
 /// One row of one rank: a path (or the steps, or a start/end range) with its CPU and GPU totals.
 struct RankRow {
   std::vector<Component> key;  ///< exact components, outermost first (a name may hold '/')
@@ -42,9 +59,10 @@ struct RankRow {
   std::size_t depth{0};
   std::uint64_t count{0};
   std::int64_t total_ns{0};
-  bool has_gpu{false};  ///< timed on the GPU (the summary's "gpu" is not null)
-  std::uint64_t gpu_count{0};
-  std::int64_t gpu_total_ns{0};
+  bool has_gpu{false};              ///< has GPU time on this rank (from gpu_from)
+  std::uint64_t gpu_count{0};       ///< cupti: calls that launched work; events: calls timed
+  std::int64_t gpu_total_ns{0};     ///< cupti: busy time; events: span
+  GpuFrom gpu_from{GpuFrom::none};  ///< none exactly when !has_gpu
 };
 
 /// A mark's count on one rank.
@@ -91,6 +109,8 @@ inline RankReport rank_report(ReportSnapshot const& snap, int rank) {
   r.run_ns = snap.run_ns;
   r.captured_only = snap.captured_only;
   r.gpu_error = valid_utf8(snap.gpu.error);
+  // CUPTI's attributed work wherever the rank has any; its event spans only where it has none.
+  bool const cupti = report::any_work(snap.paths);
   std::vector<Component> stack;
   for (PathStats const& p : snap.paths) {
     // The key from depth and (domain, name), as the reader builds it from a summary's rows.
@@ -104,9 +124,16 @@ inline RankReport rank_report(ReportSnapshot const& snap, int rank) {
     row.depth = p.depth;
     row.count = p.cpu.count;
     row.total_ns = p.cpu.total_ns;
-    row.has_gpu = p.gpu.count != 0;
-    row.gpu_count = p.gpu.count;
-    row.gpu_total_ns = p.gpu.total_ns;
+    if (cupti) {
+      row.has_gpu = report::has_work(p);  // the summary's "gpu_work" is not null
+      row.gpu_count = p.work.calls_with_work;
+      row.gpu_total_ns = p.work.busy_ns;
+    } else {
+      row.has_gpu = p.gpu.count != 0;  // the summary's "gpu" is not null
+      row.gpu_count = p.gpu.count;
+      row.gpu_total_ns = p.gpu.total_ns;
+    }
+    if (row.has_gpu) row.gpu_from = cupti ? GpuFrom::cupti : GpuFrom::events;
     r.rows.push_back(std::move(row));
   }
   r.has_steps = snap.steps.count != 0;
@@ -126,6 +153,14 @@ inline RankReport rank_report(ReportSnapshot const& snap, int rank) {
   }
   for (ThreadStats const& t : snap.threads) r.events_dropped += t.trace_dropped;
   return r;
+}
+
+/// The source of a rank's GPU times (none: no path has any).
+inline GpuFrom gpu_from(RankReport const& r) noexcept {
+  for (RankRow const& row : r.rows) {
+    if (row.gpu_from != GpuFrom::none) return row.gpu_from;
+  }
+  return GpuFrom::none;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -233,6 +268,16 @@ struct Merged {
     return out;
   }
   [[nodiscard]] std::optional<Spread> stats(Basis basis) const { return spread(per_rank(basis)); }
+  /// The source of the ranks' GPU times here: mixed when they differ, none without any.
+  [[nodiscard]] GpuFrom gpu_from() const noexcept {
+    GpuFrom out = GpuFrom::none;
+    for (auto const& [r, row] : ranks) {
+      if (row->gpu_from == GpuFrom::none) continue;
+      if (out != GpuFrom::none && out != row->gpu_from) return GpuFrom::mixed;
+      out = row->gpu_from;
+    }
+    return out;
+  }
   /// All ranks' time over all their calls.
   [[nodiscard]] std::optional<double> mean_per_call(Basis basis) const {
     std::uint64_t calls = 0;
@@ -366,63 +411,6 @@ struct Thresholds {
   std::vector<std::string> collectives;  ///< lower-case glob patterns
 };
 
-/// fnmatch.fnmatchcase: '*', '?', '[seq]', '[!seq]' (a '[' without ']' is itself).
-inline bool glob_match(std::string_view text, std::string_view pattern) {
-  std::size_t t = 0, p = 0, star_p = std::string_view::npos, star_t = 0;
-  auto one = [&](std::size_t pi, char c, std::size_t& width) {
-    char const pc = pattern[pi];
-    width = 1;
-    if (pc == '?') return true;
-    if (pc != '[') return pc == c;
-    std::size_t j = pi + 1;
-    bool negate = false;
-    if (j < pattern.size() && pattern[j] == '!') {
-      negate = true;
-      ++j;
-    }
-    if (j < pattern.size() && pattern[j] == ']') ++j;  // a ']' first is part of the set
-    while (j < pattern.size() && pattern[j] != ']') ++j;
-    if (j >= pattern.size()) return c == '[';  // no closing ']': a literal '['
-    width = j + 1 - pi;
-    std::size_t k = pi + 1 + (negate ? 1 : 0);
-    bool in = false;
-    for (std::size_t first = k; k < j; ++k) {
-      if (k + 2 < j && pattern[k + 1] == '-') {
-        if (pattern[k] <= c && c <= pattern[k + 2]) in = true;
-        k += 2;
-      } else if (pattern[k] == c || (k == first && pattern[k] == ']' && c == ']')) {
-        in = true;
-      }
-    }
-    return in != negate;
-  };
-  while (t < text.size()) {
-    std::size_t width = 1;
-    if (p < pattern.size() && pattern[p] == '*') {
-      star_p = p++;
-      star_t = t;
-    } else if (p < pattern.size() && one(p, text[t], width)) {
-      p += width;
-      ++t;
-    } else if (star_p != std::string_view::npos) {
-      p = star_p + 1;
-      t = ++star_t;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
-
-inline std::string ascii_lower(std::string_view s) {
-  std::string out{s};
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 /// Whether a component of the path names a collective (its time is mostly waiting for others).
 inline bool is_collective(Merged const& m, Thresholds const& th) {
   if (m.section != Section::paths) return false;
@@ -515,12 +503,15 @@ struct Stragglers {
 /// A rank is flagged on a row when its total exceeds the median of the other ranks' totals by
 /// more than th.excess (relative) and th.excess_ns (absolute), on a row holding at least th.share
 /// of the median run time that is not a collective; time inside collectives is subtracted first
-/// (on the GPU, a path holding one is not judged). Every rank is tested, not only the slowest.
+/// (on the GPU, a path holding one is not judged, nor a mixed row). Every rank is tested, not only
+/// the slowest.
 inline Stragglers find_stragglers(std::vector<Merged const*> const& rows, Basis basis,
                                   double run_median, Thresholds const& th) {
   Stragglers out;
   auto const waiting = collective_waits(rows, basis, th);
   for (Merged const* m : rows) {
+    // CUPTI busy time on some ranks and event spans on others: no comparison.
+    if (basis == Basis::gpu && m->gpu_from() == GpuFrom::mixed) continue;
     double const share = share_of_run(*m, basis, run_median);
     if (is_collective(*m, th)) {
       if (m->per_rank(basis).size() >= 2 && share >= th.share) out.collectives.push_back(m);

@@ -39,6 +39,15 @@ inline void json_spread(std::string& out, Spread const& st) {
                  st.has_others && st.has_excess ? flt(st.excess) : "null");
 }
 
+/// A GPU source as a JSON string, or null for none.
+inline void json_source(std::string& out, GpuFrom g) {
+  if (g == GpuFrom::none) {
+    out += "null";
+  } else {
+    json_string(out, to_string(g));
+  }
+}
+
 inline void json_stats(std::string& out, Merged const& m, Basis basis) {
   auto const st = m.stats(basis);
   if (!st) {
@@ -49,6 +58,10 @@ inline void json_stats(std::string& out, Merged const& m, Basis basis) {
   auto const mean = m.mean_per_call(basis);
   out += ",\"mean_per_call_ns\":";
   out += mean ? flt(*mean) : "null";
+  if (basis == Basis::gpu) {
+    out += ",\"source\":";
+    json_source(out, m.gpu_from());
+  }
   out += ",\"per_rank\":[";
   auto const counts = m.counts(basis);
   bool first = true;
@@ -170,8 +183,11 @@ inline void merged_json(report::TextSink& sink, MergedView const& v, TextOptions
     }
     fmt::format_to(std::back_inserter(out), ",\"pid\":{},\"nsightkit_version\":", s->pid);
     json_string(out, s->version);
-    fmt::format_to(std::back_inserter(out), ",\"run_ns\":{},\"captured_only\":{}}}", s->run_ns,
+    fmt::format_to(std::back_inserter(out),
+                   ",\"run_ns\":{},\"captured_only\":{},\"gpu_source\":", s->run_ns,
                    s->captured_only ? "true" : "false");
+    json_source(out, gpu_from(*s));
+    out += '}';
   }
   out += "],\n\"run_ns\":";
   if (v.ranks.empty()) {
@@ -267,8 +283,8 @@ inline void csv_field(std::string& out, std::string const& s) {
   out += '"';
 }
 
-/// One row per path (then the steps and the start/end ranges): statistics for both bases, then
-/// each rank's CPU and GPU totals and counts.
+/// One row per path (then the steps and the start/end ranges): statistics for both bases, the
+/// source of the GPU numbers, then each rank's CPU and GPU totals and counts.
 inline void merged_csv(report::TextSink& sink, MergedView const& v) {
   std::string& out = sink.buffer();
   std::vector<int> const all_ranks = v.rank_numbers();
@@ -278,6 +294,7 @@ inline void merged_csv(report::TextSink& sink, MergedView const& v) {
   for (char const* basis : {"cpu", "gpu"}) {
     for (char const* k : stats) fmt::format_to(std::back_inserter(out), ",{}_{}", basis, k);
   }
+  out += ",gpu_source";
   for (char const* basis : {"cpu", "gpu"}) {
     for (int r : all_ranks)
       fmt::format_to(std::back_inserter(out), ",{}_total_ns_rank{}", basis, r);
@@ -308,6 +325,8 @@ inline void merged_csv(report::TextSink& sink, MergedView const& v) {
           num(st->max_ns), st->slowest, st->has_others ? num(st->excess_ns) : "",
           st->has_others && st->has_excess ? flt(st->excess) : "", mean ? flt(*mean) : "");
     }
+    out += ',';
+    out += to_string(m->gpu_from());
     for (Basis basis : {Basis::cpu, Basis::gpu}) {
       PerRank const per_rank = m->per_rank(basis);
       for (int r : all_ranks) {

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <map>
@@ -114,6 +115,37 @@ inline std::string join_ranks(std::vector<int> const& ranks) {
   std::string out;
   for (std::size_t i = 0; i < ranks.size(); ++i)
     out += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
+  return out;
+}
+
+/// "0, 1, 2" or, for long lists, the first ones and how many more (the tool's short_list).
+inline std::string short_list(std::vector<int> const& ranks, std::size_t most = 12) {
+  if (ranks.size() <= most) return join_ranks(ranks);
+  std::vector<int> const head(ranks.begin(), ranks.begin() + static_cast<std::ptrdiff_t>(most));
+  return fmt::format("{} and {} more", join_ranks(head), ranks.size() - most);
+}
+
+/// Per GPU source (cupti first, then events), the ranks whose GPU times come from it.
+inline std::vector<std::pair<GpuFrom, std::vector<int>>> gpu_sources(
+    std::vector<RankReport const*> const& ranks) {
+  std::vector<std::pair<GpuFrom, std::vector<int>>> out;
+  for (GpuFrom g : {GpuFrom::cupti, GpuFrom::events}) {
+    std::vector<int> have;
+    for (RankReport const* r : ranks) {
+      if (gpu_from(*r) == g) have.push_back(r->rank);
+    }
+    if (!have.empty()) out.emplace_back(g, std::move(have));
+  }
+  return out;
+}
+
+/// "cupti on rank(s) 0, 1" or, when the ranks differ, "cupti on rank(s) 0; events on rank(s) 1".
+inline std::string gpu_sources_text(std::vector<std::pair<GpuFrom, std::vector<int>>> const& s) {
+  std::string out;
+  for (auto const& [g, ranks] : s) {
+    out += out.empty() ? "" : "; ";
+    out += fmt::format("{} on rank(s) {}", to_string(g), short_list(ranks));
+  }
   return out;
 }
 
@@ -252,8 +284,17 @@ inline std::string format_table(MergedView const& v, TextOptions const& o) {
   render_table(lines, header, table_rows(v.tree, all_ranks.size(), run.median_ns, true));
   bool const gpu = std::any_of(v.tree.begin(), v.tree.end(),
                                [](Merged const* m) { return !m->per_rank(Basis::gpu).empty(); });
-  if (gpu)
-    lines.emplace_back("(GPU times present: nsightkit_merge.py --gpu shows and judges them)");
+  if (gpu) {
+    auto const sources = gpu_sources(v.ranks);
+    lines.push_back(
+        fmt::format("(GPU times present, from {}: nsightkit_merge.py --gpu shows and judges them)",
+                    gpu_sources_text(sources)));
+    if (sources.size() > 1) {
+      lines.emplace_back(
+          "(the ranks' GPU sources differ: CUPTI busy time and CUDA-event spans do not compare; "
+          "rows timed by both are \"mixed\" and not judged)");
+    }
+  }
   if (v.steps != nullptr) {
     lines.emplace_back("");
     lines.emplace_back("capture-window steps:");
