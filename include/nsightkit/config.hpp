@@ -69,6 +69,20 @@
 #define NSIGHTKIT_DETAIL_CATCH(x) if (false)
 #endif
 
+// Throwing, written once ({fmt}'s FMT_THROW): without exceptions the error's what() goes to
+// stderr and the program aborts (variadic: braced arguments hold commas). A handler that names
+// its exception is compiled out by NSIGHTKIT_DETAIL_CATCH, so handlers catch by type or `...`.
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+#define NSIGHTKIT_DETAIL_THROW(...) throw __VA_ARGS__
+#define NSIGHTKIT_DETAIL_RETHROW() throw
+#else
+#include <cstdio>
+#include <cstdlib>
+#define NSIGHTKIT_DETAIL_THROW(...)                                                                \
+  ::nsightkit::detail::fail_without_exceptions((__VA_ARGS__).what())
+#define NSIGHTKIT_DETAIL_RETHROW() static_cast<void>(0)
+#endif
+
 // Process-wide state (sink registry, module registry, report) must exist once per process even
 // when several shared libraries of the process embed nsightkit. Default visibility lets the
 // dynamic linker unify the inline variables (GCC emits them as STB_GNU_UNIQUE), also when a
@@ -134,5 +148,19 @@ inline constexpr bool has_cuda = NSIGHTKIT_HAS_CUDA != 0;
 inline constexpr char const version_string[] =
     NSIGHTKIT_DETAIL_XSTR(NSIGHTKIT_VERSION_MAJOR) "." NSIGHTKIT_DETAIL_XSTR(
         NSIGHTKIT_VERSION_MINOR) "." NSIGHTKIT_DETAIL_XSTR(NSIGHTKIT_VERSION_PATCH);
+
+#if !NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+namespace detail {
+/// NSIGHTKIT_DETAIL_THROW without exceptions: names the error, then aborts. Out of line, so each
+/// throw site stays one call.
+[[noreturn]] NSIGHTKIT_DETAIL_NOINLINE inline void fail_without_exceptions(
+    char const* what) noexcept {
+  std::fprintf(stderr, "nsightkit: %s (built without exceptions: aborting)\n",
+               what == nullptr ? "error" : what);
+  std::fflush(stderr);
+  std::abort();
+}
+}  // namespace detail
+#endif
 
 NSIGHTKIT_DETAIL_END_NAMESPACE

@@ -101,7 +101,7 @@ namespace detail {
 inline void cuda_check(cudaError_t code, char const* call, char const* file, int line) {
   if (code == cudaSuccess) return;
   (void)cudaGetLastError();
-  throw CudaError{code, call, file, line};
+  NSIGHTKIT_DETAIL_THROW(CudaError{code, call, file, line});
 }
 
 /// Reports a failed call on stderr instead of throwing; returns the code.

@@ -88,7 +88,9 @@ class CapturedGraph {
    * @throws std::logic_error when the graph is empty; CudaError when the launch fails.
    */
   void launch(StreamView stream) {
-    if (exec_ == nullptr) throw std::logic_error{"nsightkit::CapturedGraph::launch: empty graph"};
+    if (exec_ == nullptr) {
+      NSIGHTKIT_DETAIL_THROW(std::logic_error{"nsightkit::CapturedGraph::launch: empty graph"});
+    }
     UniqueRange replay{replay_name_};
     detail::graph::check(cudaGraphLaunch(exec_, stream.value()), "cudaGraphLaunch", name_);
     ++replays_;
@@ -193,9 +195,9 @@ class GraphCapture {
   GraphCapture(StreamView stream, std::string name, GraphOptions options = {})
       : stream_{stream}, name_{std::move(name)}, options_{options} {
     if (detail::graph::is_default_stream(stream.value())) {
-      throw std::invalid_argument{
+      NSIGHTKIT_DETAIL_THROW(std::invalid_argument{
           "nsightkit::GraphCapture '" + name_ +
-          "': a default stream cannot be captured; use a stream of your own"};
+          "': a default stream cannot be captured; use a stream of your own"});
     }
     if (options_.check != GraphCheck::off) {
       track_module_paths();  // the module of an unsafe call comes from the thread's module stack
@@ -252,7 +254,9 @@ class GraphCapture {
    * @throws as end().
    */
   void end(CapturedGraph& graph) {
-    if (!capturing_) throw std::logic_error{"nsightkit::GraphCapture::end: called twice"};
+    if (!capturing_) {
+      NSIGHTKIT_DETAIL_THROW(std::logic_error{"nsightkit::GraphCapture::end: called twice"});
+    }
     capturing_ = false;
     cudaGraph_t captured = nullptr;
     cudaError_t const st = cudaStreamEndCapture(stream_.value(), &captured);
@@ -274,7 +278,7 @@ class GraphCapture {
       violations_.clear();
       std::string const what = detail::graph::failure_message(name_, st, v);
       (void)cudaGetLastError();
-      throw GraphCaptureError{what, std::move(v)};
+      NSIGHTKIT_DETAIL_THROW(GraphCaptureError{what, std::move(v)});
     }
     graph.adopt(captured, name_);
   }

@@ -72,10 +72,12 @@ inline M construct_module(A&&... a) {
 
 /// Throws std::invalid_argument unless `name` is a valid module name.
 inline std::string checked_module_name(std::string name, char const* who) {
-  if (name.empty()) throw std::invalid_argument(std::string{who} + ": empty module name");
+  if (name.empty()) {
+    NSIGHTKIT_DETAIL_THROW(std::invalid_argument(std::string{who} + ": empty module name"));
+  }
   if (name.find('/') != std::string::npos) {
-    throw std::invalid_argument(std::string{who} + ": module name \"" + name +
-                                "\" contains '/' (names are path components)");
+    NSIGHTKIT_DETAIL_THROW(std::invalid_argument(std::string{who} + ": module name \"" + name +
+                                                 "\" contains '/' (names are path components)"));
   }
   return name;
 }

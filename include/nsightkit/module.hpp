@@ -208,7 +208,10 @@ inline ModuleHook make_hook(F&& fn, char const* who) {
   static_assert(std::is_invocable_v<std::decay_t<F>&, ModuleInfo const&>,
                 "nsightkit: a module hook must be callable as hook(nsightkit::ModuleInfo const&)");
   ModuleHook h(std::forward<F>(fn));
-  if (!h) throw std::invalid_argument(std::string{who} + ": the hook is empty (null function)");
+  if (!h) {
+    NSIGHTKIT_DETAIL_THROW(
+        std::invalid_argument(std::string{who} + ": the hook is empty (null function)"));
+  }
   return h;
 }
 
@@ -222,11 +225,10 @@ inline HookHandle add_hook(std::shared_ptr<module::HookSet> set, ModuleHook fn, 
       start_tracking();  // hooks need paths: module scopes keep the per-thread stack from now on
   // Counted before the set holds it, so a scope that sees the hook also sees the count.
   if (instance) reg.instance_hooks.fetch_add(1, std::memory_order_relaxed);
-  try {
-    set->add(e, post);
-  } catch (...) {
+  NSIGHTKIT_DETAIL_TRY { set->add(e, post); }
+  NSIGHTKIT_DETAIL_CATCH(...) {
     if (instance) reg.instance_hooks.fetch_sub(1, std::memory_order_relaxed);
-    throw;  // std::bad_alloc: adding a hook may throw (module hooks need exceptions anyway)
+    NSIGHTKIT_DETAIL_RETHROW();  // std::bad_alloc: adding a hook may throw
   }
   return HookHandle{std::move(e), std::move(set)};
 }
@@ -547,7 +549,9 @@ inline void track_module_paths() noexcept {
  * @endcode
  */
 inline std::string ncu_nvtx_include(std::string_view path) {
-  if (path.empty()) throw std::invalid_argument("nsightkit::ncu_nvtx_include: empty module path");
+  if (path.empty()) {
+    NSIGHTKIT_DETAIL_THROW(std::invalid_argument("nsightkit::ncu_nvtx_include: empty module path"));
+  }
   std::string out;
   std::string_view const domain = module_domain();
   if (!domain.empty()) {

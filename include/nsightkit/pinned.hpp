@@ -413,8 +413,10 @@ class PinnedBlock {
   /// @param stream a stream that reads or writes the block.
   /// @throws std::logic_error when the handle is empty; std::bad_alloc if the note cannot be stored
   void record_stream(StreamView stream) {
-    if (pool_ == nullptr)
-      throw std::logic_error{"nsightkit::PinnedBlock::record_stream: the handle is empty"};
+    if (pool_ == nullptr) {
+      NSIGHTKIT_DETAIL_THROW(
+          std::logic_error{"nsightkit::PinnedBlock::record_stream: the handle is empty"});
+    }
     pool_->record_stream(data_, stream);
   }
 
@@ -524,7 +526,9 @@ class PinnedAllocator {
    *         page-locked memory; CudaError for other CUDA failures (no driver, no device).
    */
   [[nodiscard]] T* allocate(std::size_t n) {
-    if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) throw std::bad_array_new_length{};
+    if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) {
+      NSIGHTKIT_DETAIL_THROW(std::bad_array_new_length{});
+    }
     if (n == 0) return nullptr;
     std::size_t const bytes = n * sizeof(T);
     void* p = pool_ != nullptr ? pool_->allocate(bytes, alignof(T))

@@ -193,7 +193,7 @@ class PrefetchCopier {
                     "nsightkit::PrefetchCopier::to_device: null pointer (device=%p, host=%p, "
                     "%zu bytes)",
                     device, host, bytes);
-      throw std::invalid_argument{message};
+      NSIGHTKIT_DETAIL_THROW(std::invalid_argument{message});
     }
     bool const stage =
         staging_ == PrefetchStaging::always ||
@@ -418,10 +418,10 @@ class StreamPrefetcher {
       detail::prefetch::check_arguments(options.depth, static_cast<bool>(source),
                                         static_cast<bool>(transfer), static_cast<bool>(make_slot));
       if (options.copy_stream && *options.copy_stream == compute) {
-        throw std::invalid_argument{
+        NSIGHTKIT_DETAIL_THROW(std::invalid_argument{
             "nsightkit::StreamPrefetcher: the copy stream is the compute stream, so copies could "
             "never overlap compute; leave PrefetchOptions::copy_stream empty (a stream of its "
-            "own) or use depth = 1 for a serial loop"};
+            "own) or use depth = 1 for a serial loop"});
       }
       return options;
     }
@@ -439,7 +439,8 @@ class StreamPrefetcher {
 
   Impl& impl() const {
     if (!impl_) {
-      throw std::logic_error{"nsightkit::StreamPrefetcher: used after it was moved from"};
+      NSIGHTKIT_DETAIL_THROW(
+          std::logic_error{"nsightkit::StreamPrefetcher: used after it was moved from"});
     }
     return *impl_;
   }

@@ -46,6 +46,7 @@ extern "C" int nsightkit_testing_recorder_initialize(
 extern "C" int (*InitializeInjectionNvtx2_fnptr)(void const* (*)(std::uint32_t));
 #endif
 
+#include <nsightkit/config.hpp>
 #include <nsightkit/detail/recorder.hpp>
 #include <nsightkit/testing_types.hpp>
 
@@ -85,17 +86,19 @@ class Recorder {
     if (!s.installed) {
       char const* env = std::getenv("NVTX_INJECTION64_PATH");
       if (env != nullptr && *env != '\0') {
-        throw std::logic_error(std::string{"nsightkit::testing::Recorder: another NVTX tool owns "
-                                           "this process (NVTX_INJECTION64_PATH="} +
-                               env + "); unset it to record in-process");
+        NSIGHTKIT_DETAIL_THROW(std::logic_error(
+            std::string{"nsightkit::testing::Recorder: another NVTX tool owns this process "
+                        "(NVTX_INJECTION64_PATH="} +
+            env + "); unset it to record in-process"));
       }
-      throw std::logic_error(
+      NSIGHTKIT_DETAIL_THROW(std::logic_error(
           "nsightkit::testing::Recorder: the recorder is not installed in this binary; define "
           "NSIGHTKIT_TESTING_INSTALL_RECORDER before including <nsightkit/testing.hpp> in exactly "
-          "one translation unit of it");
+          "one translation unit of it"));
     }
     if (s.owned) {
-      throw std::logic_error("nsightkit::testing::Recorder: another Recorder is already recording");
+      NSIGHTKIT_DETAIL_THROW(
+          std::logic_error("nsightkit::testing::Recorder: another Recorder is already recording"));
     }
     s.owned = true;
     s.events.clear();

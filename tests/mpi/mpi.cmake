@@ -15,7 +15,7 @@ if(NOT TARGET nsightkit::mpi)
 endif()
 
 # Every public header is compiled on its own (tests/CMakeLists.txt); mpi.hpp needs <mpi.h>.
-foreach(_nsk_mode IN ITEMS enabled disabled)
+foreach(_nsk_mode IN LISTS NSIGHTKIT_STANDALONE_HEADER_MODES)
   if(TARGET nsightkit::mpi)
     target_link_libraries(standalone_headers_${_nsk_mode} PRIVATE MPI::MPI_CXX)
   else()

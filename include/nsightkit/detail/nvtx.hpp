@@ -104,20 +104,16 @@ class StringRegistry {
   /// The handle for `text`, registering it on first sight; null when the table is full.
   nvtxStringHandle_t get(char const* text) noexcept {
     std::lock_guard<std::mutex> lock{mutex_};
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-    try {
-#endif
+    NSIGHTKIT_DETAIL_TRY {
       auto it = table_.find(text);
       if (it != table_.end()) return it->second;
       if (table_.size() >= capacity) return nullptr;
       nvtxStringHandle_t h = nvtxDomainRegisterStringA(domain_handle<D>(), text);
       table_.emplace(text, h);
       return h;
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-    } catch (...) {
-      return nullptr;
     }
-#endif
+    NSIGHTKIT_DETAIL_CATCH(...) { return nullptr; }
+    return nullptr;
   }
 
  private:
@@ -143,17 +139,12 @@ inline nvtxStringHandle_t registered_string(char const* text) noexcept {
   }
   nvtxStringHandle_t h = StringRegistry<D>::instance().get(text);
   if (h != nullptr) {
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-    try {
-#endif
+    NSIGHTKIT_DETAIL_TRY {
       e.content.assign(text);
       e.key = text;
       e.handle = h;
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-    } catch (...) {
-      e.key = nullptr;
     }
-#endif
+    NSIGHTKIT_DETAIL_CATCH(...) { e.key = nullptr; }
   }
   return h;
 }
@@ -173,15 +164,10 @@ inline void name_category_once(Category c) noexcept {
   static std::mutex mutex;
   static std::unordered_set<std::uint32_t>* const seen = new std::unordered_set<std::uint32_t>{};
   std::lock_guard<std::mutex> lock{mutex};
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-  try {
-#endif
+  NSIGHTKIT_DETAIL_TRY {
     if (!seen->insert(c.id()).second) return;
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-  } catch (...) {
-    return;
   }
-#endif
+  NSIGHTKIT_DETAIL_CATCH(...) { return; }
   nvtxDomainNameCategoryA(domain_handle<D>(), c.id(), c.name());
 }
 

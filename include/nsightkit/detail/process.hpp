@@ -66,17 +66,13 @@ inline std::optional<LauncherRank> launcher_rank() noexcept {
       if (!found) found = LauncherRank{static_cast<int>(n), name};
       continue;
     }
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-    try {
-#endif
+    NSIGHTKIT_DETAIL_TRY {
       if (!bad.empty()) bad += ", ";
       bad += name;
       bad += '=';
       bad += quote_value(value);
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-    } catch (...) {
     }
-#endif
+    NSIGHTKIT_DETAIL_CATCH(...) {}
   }
   if (!bad.empty() && !rank_warning_printed.exchange(true)) {
     std::fprintf(stderr, "nsightkit: ignoring %s (not a non-negative integer rank)%s\n",
@@ -171,9 +167,7 @@ inline void check_environment_once() noexcept {
 #if !defined(_WIN32)
   char const* silence = std::getenv("NSIGHTKIT_IGNORE_UNKNOWN_VARIABLES");
   if (silence != nullptr && !is_off_word(silence)) return;
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-  try {
-#endif
+  NSIGHTKIT_DETAIL_TRY {
     for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
       std::string_view const entry{*e};
       if (entry.compare(0, 10, "NSIGHTKIT_") != 0) continue;
@@ -181,10 +175,8 @@ inline void check_environment_once() noexcept {
       std::string const m = unknown_variable_message(name);
       if (!m.empty()) std::fprintf(stderr, "%s\n", m.c_str());
     }
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-  } catch (...) {
   }
-#endif
+  NSIGHTKIT_DETAIL_CATCH(...) {}
 #endif
 }
 

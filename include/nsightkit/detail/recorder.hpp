@@ -4,6 +4,7 @@
 // Independent of NSIGHTKIT_DISABLE, like the Recorder.
 #pragma once
 
+#include <nsightkit/config.hpp>
 #include <nsightkit/testing_types.hpp>
 
 #include <nvtx3/nvToolsExt.h>
@@ -118,13 +119,14 @@ inline void copy_attributes(Event& e, nvtxEventAttributes_t const* a) {
 inline void record(Event e) noexcept {
   RecorderState& s = RecorderState::get();
   if (!s.recording.load(std::memory_order_acquire)) return;
-  try {
+  NSIGHTKIT_DETAIL_TRY {
     e.thread = std::this_thread::get_id();
     std::lock_guard<std::mutex> lock{s.mutex};
     if (!s.recording.load(std::memory_order_relaxed)) return;
     e.sequence = s.sequence++;
     s.events.push_back(std::move(e));
-  } catch (...) {
+  }
+  NSIGHTKIT_DETAIL_CATCH(...) {
     // Out of memory while recording a test: drop the event rather than crash the tool callback.
   }
 }

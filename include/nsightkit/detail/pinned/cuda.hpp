@@ -50,13 +50,13 @@ inline void* zero_size_pointer() noexcept { return &zero_size_block; }
 /// Throws std::invalid_argument unless `alignment` is a power of two no larger than a page.
 inline void check_alignment(std::size_t alignment, char const* who) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
-    throw std::invalid_argument{std::string{who} + ": alignment " + std::to_string(alignment) +
-                                " is not a power of two"};
+    NSIGHTKIT_DETAIL_THROW(std::invalid_argument{
+        std::string{who} + ": alignment " + std::to_string(alignment) + " is not a power of two"});
   }
   if (alignment > max_alignment) {
-    throw std::invalid_argument{std::string{who} + ": alignment " + std::to_string(alignment) +
-                                " exceeds the " + std::to_string(max_alignment) +
-                                " bytes page-locked memory is aligned to"};
+    NSIGHTKIT_DETAIL_THROW(std::invalid_argument{
+        std::string{who} + ": alignment " + std::to_string(alignment) + " exceeds the " +
+        std::to_string(max_alignment) + " bytes page-locked memory is aligned to"});
   }
 }
 
@@ -68,17 +68,17 @@ inline void* host_alloc(std::size_t bytes, unsigned int flags) {
     // nsightkit promises max_alignment; CUDA does not document it, so check every block.
     if (reinterpret_cast<std::uintptr_t>(p) % max_alignment != 0) {
       (void)cudaFreeHost(p);
-      throw std::runtime_error{"nsightkit: cudaHostAlloc(" + std::to_string(bytes) +
-                               ") returned memory aligned to less than " +
-                               std::to_string(max_alignment) + " bytes"};
+      NSIGHTKIT_DETAIL_THROW(std::runtime_error{
+          "nsightkit: cudaHostAlloc(" + std::to_string(bytes) +
+          ") returned memory aligned to less than " + std::to_string(max_alignment) + " bytes"});
     }
     return p;
   }
   (void)cudaGetLastError();
-  if (e == cudaErrorMemoryAllocation) throw std::bad_alloc{};
+  if (e == cudaErrorMemoryAllocation) NSIGHTKIT_DETAIL_THROW(std::bad_alloc{});
   std::string const call = "cudaHostAlloc(&p, " + std::to_string(bytes) + ", " +
                            std::to_string(flags) + ") for nsightkit's pinned memory";
-  throw CudaError{e, call.c_str(), __FILE__, __LINE__};
+  NSIGHTKIT_DETAIL_THROW(CudaError{e, call.c_str(), __FILE__, __LINE__});
 }
 
 /// cudaFreeHost, reporting (not throwing) a failure.

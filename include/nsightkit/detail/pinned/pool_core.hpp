@@ -135,7 +135,7 @@ class PoolCore {
   ///         throws for other failures.
   [[nodiscard]] void* allocate(std::size_t bytes) {
     if (bytes == 0) return nullptr;
-    if (bytes > max_request) throw std::bad_alloc{};
+    if (bytes > max_request) NSIGHTKIT_DETAIL_THROW(std::bad_alloc{});
     std::size_t const size = size_class(bytes);
     std::vector<Victim> victims;
     void* hit = nullptr;
@@ -157,14 +157,13 @@ class PoolCore {
     free_victims(victims);
     if (hit != nullptr) return hit;
     void* p = nullptr;
-    try {
-      p = upstream_allocate(size);
-    } catch (std::bad_alloc const&) {
+    NSIGHTKIT_DETAIL_TRY { p = upstream_allocate(size); }
+    NSIGHTKIT_DETAIL_CATCH(std::bad_alloc const&) {
       // Memory held in the cache may be what is missing: give back what is idle, try once more.
-      if (release() == 0) throw;
+      if (release() == 0) NSIGHTKIT_DETAIL_RETHROW();
       p = upstream_allocate(size);
     }
-    try {
+    NSIGHTKIT_DETAIL_TRY {
       std::lock_guard<std::mutex> lock{mutex_};
       Block& b = blocks_[p];
       b.size = size;
@@ -172,9 +171,10 @@ class PoolCore {
       b.state = State::in_use;
       ++stats_.host_alloc_calls;
       note_in_use(size, bytes);
-    } catch (...) {
+    }
+    NSIGHTKIT_DETAIL_CATCH(...) {
       upstream_free(p, size);
-      throw;
+      NSIGHTKIT_DETAIL_RETHROW();
     }
     return p;
   }
@@ -320,7 +320,7 @@ class PoolCore {
   // Picks completed cached blocks, oldest freed first, until the cache fits under the cap.
   // Blocks in flight are never picked: freeing memory a copy still reads would corrupt it.
   void collect_over_cap(std::vector<Victim>& victims) noexcept {
-    try {
+    NSIGHTKIT_DETAIL_TRY {
       std::vector<std::pair<std::uint64_t, void*>> order;
       order.reserve(stats_.blocks_cached);
       for (auto& [size, list] : cached_) {
@@ -338,14 +338,15 @@ class PoolCore {
         victims.push_back({p, b.size});
         forget_cached(victims.back());
       }
-    } catch (...) {
+    }
+    NSIGHTKIT_DETAIL_CATCH(...) {
       // Out of memory or an event query failed: keep the blocks; the cap is retried next time.
     }
   }
 
   // Takes an idle event of `device` or creates one; false if that failed.
   bool obtain_event(int device, Event& out) noexcept {
-    try {
+    NSIGHTKIT_DETAIL_TRY {
       auto& idle = idle_events_[device];
       if (!idle.empty()) {
         out = idle.back();
@@ -355,17 +356,14 @@ class PoolCore {
       out = backend_.create_event(device);
       ++stats_.events_created;
       return true;
-    } catch (...) {
-      return false;
     }
+    NSIGHTKIT_DETAIL_CATCH(...) { return false; }
+    return false;
   }
 
   void return_event(int device, Event e) noexcept {
-    try {
-      idle_events_[device].push_back(e);
-    } catch (...) {
-      backend_.destroy_event(e);
-    }
+    NSIGHTKIT_DETAIL_TRY { idle_events_[device].push_back(e); }
+    NSIGHTKIT_DETAIL_CATCH(...) { backend_.destroy_event(e); }
   }
 
   // Records one event per stream on block b. False when the block cannot be reused safely (a
@@ -373,12 +371,13 @@ class PoolCore {
   bool record_events(Block& b, Stream const* named) noexcept {
     std::vector<Stream> streams = std::move(b.streams);
     b.streams.clear();
-    try {
+    NSIGHTKIT_DETAIL_TRY {
       if (named != nullptr && std::find(streams.begin(), streams.end(), *named) == streams.end()) {
         streams.push_back(*named);
       }
       b.events.reserve(streams.size());
-    } catch (...) {
+    }
+    NSIGHTKIT_DETAIL_CATCH(...) {
       // Out of memory for the bookkeeping: waiting for the streams is the only safe choice left.
       bool ok = named == nullptr || backend_.synchronize(*named);
       for (Stream const& s : streams) ok = backend_.synchronize(s) && ok;
@@ -389,12 +388,11 @@ class PoolCore {
       int device = 0;
       Event e{};
       bool have_event = false;
-      try {
+      NSIGHTKIT_DETAIL_TRY {
         device = backend_.device_of(s);
         have_event = obtain_event(device, e);
-      } catch (...) {
-        have_event = false;
       }
+      NSIGHTKIT_DETAIL_CATCH(...) { have_event = false; }
       RecordStatus const r = have_event ? backend_.record(e, s) : RecordStatus::failed;
       if (r == RecordStatus::recorded) {
         b.events.emplace_back(device, e);  // capacity reserved above: cannot throw
@@ -433,9 +431,8 @@ class PoolCore {
       b.requested = 0;
       bool reusable = record_events(b, stream);
       if (reusable) {
-        try {
-          cached_[b.size].push_back(p);
-        } catch (...) {
+        NSIGHTKIT_DETAIL_TRY { cached_[b.size].push_back(p); }
+        NSIGHTKIT_DETAIL_CATCH(...) {
           reusable = false;  // cannot list it: keep it out of circulation rather than lose track
         }
       }

@@ -61,24 +61,26 @@ inline constexpr std::size_t max_depth = 64;
 inline void check_arguments(std::size_t depth, bool has_source, bool has_transfer,
                             bool has_slot_factory) {
   if (depth == 0) {
-    throw std::invalid_argument{
+    NSIGHTKIT_DETAIL_THROW(std::invalid_argument{
         "nsightkit::StreamPrefetcher: depth must be at least 1 (1 = no overlap, 2 = double "
-        "buffering), got 0"};
+        "buffering), got 0"});
   }
   if (depth > max_depth) {
-    throw std::invalid_argument{"nsightkit::StreamPrefetcher: depth " + std::to_string(depth) +
-                                " exceeds the maximum of " + std::to_string(max_depth) +
-                                " (each level holds one device slot)"};
+    NSIGHTKIT_DETAIL_THROW(std::invalid_argument{
+        "nsightkit::StreamPrefetcher: depth " + std::to_string(depth) + " exceeds the maximum of " +
+        std::to_string(max_depth) + " (each level holds one device slot)"});
   }
   if (!has_source) {
-    throw std::invalid_argument{"nsightkit::StreamPrefetcher: the source is an empty function"};
+    NSIGHTKIT_DETAIL_THROW(
+        std::invalid_argument{"nsightkit::StreamPrefetcher: the source is an empty function"});
   }
   if (!has_transfer) {
-    throw std::invalid_argument{"nsightkit::StreamPrefetcher: the transfer is an empty function"};
+    NSIGHTKIT_DETAIL_THROW(
+        std::invalid_argument{"nsightkit::StreamPrefetcher: the transfer is an empty function"});
   }
   if (!has_slot_factory) {
-    throw std::invalid_argument{
-        "nsightkit::StreamPrefetcher: the slot factory is an empty function"};
+    NSIGHTKIT_DETAIL_THROW(std::invalid_argument{
+        "nsightkit::StreamPrefetcher: the slot factory is an empty function"});
   }
 }
 
@@ -156,7 +158,7 @@ class Core {
         depth_{depth} {
     check_arguments(depth, static_cast<bool>(source_), static_cast<bool>(transfer_),
                     static_cast<bool>(make_slot));
-    try {
+    NSIGHTKIT_DETAIL_TRY {
       entries_.reserve(depth);
       for (std::size_t i = 0; i < depth; ++i) {
         entries_.push_back(std::make_unique<Entry>(make_slot(i), i));
@@ -167,9 +169,10 @@ class Core {
         e->released = backend_.create_event("released", e->batch.slot_index_);
         e->has_released = true;
       }
-    } catch (...) {
+    }
+    NSIGHTKIT_DETAIL_CATCH(...) {
       destroy_events();
-      throw;
+      NSIGHTKIT_DETAIL_RETHROW();
     }
   }
 
@@ -219,9 +222,9 @@ class Core {
   /// Issues the first `depth` transfers and delivers batch 0 (see begin()).
   void start() {
     if (started_) {
-      throw std::logic_error{
+      NSIGHTKIT_DETAIL_THROW(std::logic_error{
           "nsightkit::StreamPrefetcher: begin() was already called; a prefetcher is one pass "
-          "over its source"};
+          "over its source"});
     }
     started_ = true;
     for (std::size_t k = 0; k < depth_; ++k) fill(k);
@@ -233,7 +236,8 @@ class Core {
   ///         failed; the backend's errors
   void advance() {
     if (!holding_) {
-      throw std::logic_error{"nsightkit::StreamPrefetcher: ++ on an iterator at the end"};
+      NSIGHTKIT_DETAIL_THROW(
+          std::logic_error{"nsightkit::StreamPrefetcher: ++ on an iterator at the end"});
     }
     std::size_t const n = current_;
     guarded([&] {
@@ -253,8 +257,8 @@ class Core {
   /// The batch the consumer holds. @throws std::logic_error when none is held
   [[nodiscard]] Batch& current() {
     if (!holding_) {
-      throw std::logic_error{
-          "nsightkit::StreamPrefetcher: no current batch (the iterator is at the end)"};
+      NSIGHTKIT_DETAIL_THROW(std::logic_error{
+          "nsightkit::StreamPrefetcher: no current batch (the iterator is at the end)"});
     }
     return entry(current_).batch;
   }
@@ -294,12 +298,11 @@ class Core {
   // destructor synchronize both streams.
   template <class F>
   void guarded(F&& f) {
-    try {
-      f();
-    } catch (...) {
+    NSIGHTKIT_DETAIL_TRY { f(); }
+    NSIGHTKIT_DETAIL_CATCH(...) {
       broken_ = true;
       holding_ = false;
-      throw;
+      NSIGHTKIT_DETAIL_RETHROW();
     }
   }
 
@@ -318,12 +321,11 @@ class Core {
     recycle(e);
     e.batch.index_ = m;
     if (!error) {
-      try {
+      NSIGHTKIT_DETAIL_TRY {
         e.batch.host_.emplace(std::move(*next));
         ++stats_.fetched;
-      } catch (...) {
-        error = std::current_exception();
       }
+      NSIGHTKIT_DETAIL_CATCH(...) { error = std::current_exception(); }
     }
     if (error) {
       fault(e, std::move(error));
@@ -337,11 +339,8 @@ class Core {
     {
       ScopedEmit<DefaultDomain> const range{Attributes{Payload{static_cast<std::uint64_t>(m)}},
                                             "prefetch copy"};
-      try {
-        transfer_(*e.batch.host_, e.batch.device_, m);
-      } catch (...) {
-        error = std::current_exception();
-      }
+      NSIGHTKIT_DETAIL_TRY { transfer_(*e.batch.host_, e.batch.device_, m); }
+      NSIGHTKIT_DETAIL_CATCH(...) { error = std::current_exception(); }
     }
     // Also after a failed transfer: whatever it queued is covered by the event.
     guarded([&] { backend_.record(e.copied, copy_); });
@@ -359,12 +358,9 @@ class Core {
   std::optional<HostBatch> fetch(std::size_t m, std::exception_ptr& error) {
     ScopedEmit<DefaultDomain> const range{Attributes{Payload{static_cast<std::uint64_t>(m)}},
                                           "prefetch source"};
-    try {
-      return source_();
-    } catch (...) {
-      error = std::current_exception();
-      return std::nullopt;
-    }
+    NSIGHTKIT_DETAIL_TRY { return source_(); }
+    NSIGHTKIT_DETAIL_CATCH(...) { error = std::current_exception(); }
+    return std::nullopt;
   }
 
   // Before the entry takes a new batch: its previous copy must be complete, because that copy

@@ -121,17 +121,13 @@ inline ClockChoice clock_choice() noexcept {
   if (v.empty() || equals_word(v, "auto")) return ClockChoice::automatic;
   if (equals_word(v, "steady")) return ClockChoice::steady;
   if (equals_word(v, "tsc")) return ClockChoice::tsc;
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-  try {
-#endif
+  NSIGHTKIT_DETAIL_TRY {
     std::fprintf(stderr,
                  "nsightkit report: NSIGHTKIT_REPORT_CLOCK=%s is not one of auto, steady, tsc; "
                  "using auto\n",
                  quote_value(v).c_str());
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-  } catch (...) {
   }
-#endif
+  NSIGHTKIT_DETAIL_CATCH(...) {}
   return ClockChoice::automatic;
 }
 
@@ -142,16 +138,11 @@ inline Tsc tsc_calibrate(ClockChoice choice) noexcept {
     t.why = "NSIGHTKIT_REPORT_CLOCK=steady";
     return t;
   }
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-  try {
-#endif
-    tsc_measure(t);
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-  } catch (...) {
+  NSIGHTKIT_DETAIL_TRY { tsc_measure(t); }
+  NSIGHTKIT_DETAIL_CATCH(...) {
     t.usable = false;
     t.why = "out of memory while calibrating";
   }
-#endif
   if (!t.usable && choice == ClockChoice::tsc) {
     std::fprintf(stderr,
                  "nsightkit report: NSIGHTKIT_REPORT_CLOCK=tsc: the TSC cannot be used here (%s); "
