@@ -65,7 +65,8 @@ if(TARGET nsightkit::mpi AND MPIEXEC_EXECUTABLE)
             --workdir ${CMAKE_CURRENT_BINARY_DIR}/parallel_ci ${_resnet_ci_flags})
   # Open MPI refuses to start as root unless told (CI runs as root); its allocations left at exit
   # are no leak of this program (AddressSanitizer's leak check off, as in tests/mpi/mpi.cmake).
-  set_tests_properties(resnet_training_parallel_ci PROPERTIES LABELS cpu TIMEOUT 600
+  # RUN_SERIAL: two ranks on CI's two cores, nothing beside them.
+  set_tests_properties(resnet_training_parallel_ci PROPERTIES LABELS cpu TIMEOUT 600 RUN_SERIAL TRUE
     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;ASAN_OPTIONS=detect_leaks=0"
     ENVIRONMENT_MODIFICATION "NVTX_INJECTION64_PATH=unset:;NSIGHTKIT_CAPTURE=unset:;NSIGHTKIT_REPORT=unset:")
 else()
