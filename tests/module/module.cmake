@@ -26,7 +26,7 @@ nsightkit_add_test(test_module_no_tool SOURCES module/test_module_no_tool.cpp NO
 # Built with -fno-exceptions (GNU/Clang): hooks, a range and the report work in a plain main()
 # (Catch2 needs exceptions), and bad input to a throwing API prints "nsightkit: <what()>" and
 # aborts. expect_abort.cmake fails the death tests if the program returns instead.
-if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+if(NSIGHTKIT_TEST_NO_EXCEPTIONS)
   add_executable(test_module_noexcept module/test_module_noexcept.cpp)
   target_link_libraries(test_module_noexcept PRIVATE nsightkit::nsightkit nsightkit_warnings
     Threads::Threads)
