@@ -27,6 +27,9 @@ rm -rf "$work" && mkdir -p "$work"
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 fail() { echo "run_consumers: $*" >&2; exit 1; }
+# log_has <text> <file>: CMake wraps its error messages by width, so a text may be split over
+# lines (where depends on the paths in the message): match with runs of blanks and newlines as one.
+log_has() { tr -s ' \n' '  ' <"$2" | grep -cF -- "$1" >/dev/null; }
 
 # The CUDA toolkit (for the CUDA utilities consumers): CUDA_HOME, CUDA_PATH, nvcc's, /usr/local/cuda.
 cuda_root=${CUDA_HOME:-${CUDA_PATH:-}}
@@ -120,7 +123,7 @@ for pc in "${pcs[@]}"; do
   grep -qx 'prefix=${pcfiledir}/../..' "$pc" || [ "$(basename "$pc")" = nsightkit-cupti.pc ] \
     || fail "$pc: prefix is not \${pcfiledir}/../.."
   for p in "$work" "$src" "$cuda_real"; do
-    if grep -v '^#' "$pc" | grep -qF "$p"; then fail "$pc names $p"; fi
+    if grep -v '^#' "$pc" | grep -cF "$p" >/dev/null; then fail "$pc names $p"; fi
   done
   case "$pc" in
     */share/pkgconfig/*)
@@ -271,8 +274,7 @@ if cmake -S "$comp" -B "$comp/build-required" "${gen[@]}" -DCMAKE_CXX_COMPILER="
      >"$comp-required.log" 2>&1; then
   fail "find_package(nsightkit REQUIRED COMPONENTS nosuch) succeeded"
 fi
-# (CMake wraps the reason's lines.)
-grep -qF "component nosuch: nsightkit has no component 'nosuch'" "$comp-required.log" \
+log_has "component nosuch: nsightkit has no component 'nosuch'" "$comp-required.log" \
   || { cat "$comp-required.log" >&2; fail "a required unknown component failed without naming the components"; }
 echo "  cupti in two sibling directories: $([ $want_cupti = 1 ] && echo found in both || echo not found in either, no CUPTI); unknown component: reported / refused"
 
@@ -303,14 +305,14 @@ CMK
     -DNSIGHTKIT_PYTHON_EXECUTABLE="$work/python-no-site" >"$dir.log" 2>&1 || rc=$?
   for text in "nvtx3/nvtx3.hpp was not found" "NSIGHTKIT_NVTX3_INCLUDE_DIR" "CUDA toolkit 12.9 or newer" \
               "pip install nvidia-nvtx"; do
-    grep -qF "$text" "$dir.log" || { cat "$dir.log" >&2; fail "find_package(nsightkit $mode): the reason lacks '$text'"; }
+    log_has "$text" "$dir.log" || { cat "$dir.log" >&2; fail "find_package(nsightkit $mode): the reason lacks '$text'"; }
   done
   if [ "$mode" = QUIET ]; then
     [ $rc = 0 ] || { cat "$dir.log" >&2; fail "find_package(nsightkit QUIET) stopped the configure"; }
     grep -q "after find_package: nsightkit_FOUND=0" "$dir.log" || { cat "$dir.log" >&2; fail "nsightkit_FOUND is not false"; }
   else
     [ $rc != 0 ] || { cat "$dir.log" >&2; fail "find_package(nsightkit REQUIRED) did not fail"; }
-    grep -q 'but it set nsightkit_FOUND to FALSE' "$dir.log" || { cat "$dir.log" >&2; fail "REQUIRED failed for another reason"; }
+    log_has 'but it set nsightkit_FOUND to FALSE' "$dir.log" || { cat "$dir.log" >&2; fail "REQUIRED failed for another reason"; }
   fi
   echo "  $mode: exit $rc; $(grep -m1 -F 'nvtx3/nvtx3.hpp was not found' "$dir.log" | sed 's/^ *//')"
 done
