@@ -15,7 +15,7 @@ namespace {
 constexpr char const* kProgram = "resnet_training";
 
 /// Defaults that depend on the device: a run of a few seconds on one CPU core, or a GPU-sized
-/// run (seed 001's optimisations all on, except channels-last).
+/// run (every optimisation switch on, except channels-last).
 struct Defaults {
   int steps, warmup, batch, image_size, width, blocks, workers, decode_us;
   bool pinned, prefetch;

@@ -1,4 +1,4 @@
-// The CUDA runtime: seed 001's switches.
+// The CUDA runtime and its input-pipeline and math switches:
 //   --pageable / --pinned:      workers fill ordinary memory, or page-locked blocks of
 //                               nsightkit::PinnedMemoryPool (PyTorch's pin_memory)
 //   --no-prefetch / --prefetch: the copy runs on the compute stream, serialised with the kernels,

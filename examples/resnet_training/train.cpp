@@ -68,7 +68,7 @@ struct Session {
 
 enum class Mode { eager, graph };
 
-/// One training run: a model with the seed's weights, a loader from batch 0. Fills `result`'s
+/// One training run: a model with weights drawn from `cfg.seed`, a loader from batch 0. Fills `result`'s
 /// steps and timing. `header`: print the configuration first; `label`: printed after it.
 void run_once(Session const& s, Mode mode, bool header, char const* label, RunResult& result) {
   Config const& cfg = s.cfg;
@@ -81,7 +81,7 @@ void run_once(Session const& s, Mode mode, bool header, char const* label, RunRe
   params.allocate(be);
   params.initialize(be, cfg.seed);
   nn::Sgd sgd{be, params, nn::Sgd::Options{cfg.lr, cfg.momentum, cfg.weight_decay}};
-  // Every rank starts from the same weights: they come from the same seed.
+  // Every rank starts from the same weights: they come from the same random seed (`cfg.seed`).
   std::optional<GradientSync> sync;
   if (s.comm != nullptr)
     sync.emplace(params, *s.comm, static_cast<std::size_t>(cfg.bucket_kb) * 1024, cfg.overlap);
@@ -98,7 +98,8 @@ void run_once(Session const& s, Mode mode, bool header, char const* label, RunRe
   lo.shard = s.world.rank;
   lo.shards = s.world.size;
   Loader loader{data, lo, s.rt.host_allocator()};
-  // The seeds' "monkey patch" of the DataLoader's fetch: every call is a module scope "data".
+  // The loader's fetch wrapped as a module: every call is a module scope "data", as a patched
+  // DataLoader fetch would be in a Python training loop.
   auto fetch = nsk::instrument([&loader] { return loader.next(); }, "data");
   s.rt.set_source([&fetch] { return fetch(); });
 

@@ -1,4 +1,4 @@
-# The merge of per-rank report files (tools/nsightkit_merge.py, issue 11): unit tests on crafted
+# The merge of per-rank report files (tools/nsightkit_merge.py): unit tests on crafted
 # per-rank summaries and traces with known numbers, and a run on the real files of two report_demo
 # processes (RANK=0 and RANK=1). Paths are taken from this file's directory so that the file works
 # wherever it is include()d.

@@ -251,7 +251,7 @@ TEST_CASE("command line: bad values are errors that name the flag") {
   }
 }
 
-TEST_CASE("command line: --help lists every switch of seed 001 and exits 0") {
+TEST_CASE("command line: --help lists every optimisation switch and exits 0") {
   auto r = parse({"--help"});
   REQUIRE(!r.run);
   REQUIRE(r.exit_code == 0);

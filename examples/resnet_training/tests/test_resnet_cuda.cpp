@@ -1,7 +1,7 @@
 // resnet_training on a GPU (skipped, exit 77, without one):
 // 1. the CUDA backend (cuDNN, cuBLAS, own kernels; FP32 FMA math, deterministic algorithms)
 //    computes the same forward logits, gradients and SGD step as the CPU backend, both layouts;
-// 2. every input pipeline of seed 001 (pageable/pinned x copy on the compute stream/prefetcher)
+// 2. every input pipeline (pageable/pinned x copy on the compute stream/prefetcher)
 //    trains bit-for-bit the same run — no batch is lost, reordered or read while being copied;
 // 3. --cuda-graph: the graph run trains bit-for-bit the eager run (every pipeline), replaying one
 //    captured step; a step that allocates during capture fails with a message naming the call.

@@ -1,7 +1,7 @@
 // Internal: the report's default clock — nanoseconds on std::chrono::steady_clock's scale.
 //
 // A recorded range reads the clock twice, and the clock is most of its cost: steady_clock::now()
-// took 45-56 ns on the lent H100 host's vCPUs (clock_gettime through the vDSO), the TSC 22-30 ns.
+// took 45-56 ns on an H100 cloud host's vCPUs (clock_gettime through the vDSO), the TSC 22-30 ns.
 // So where the kernel itself keeps time with the TSC (clocksource "tsc", which it chooses only
 // for an invariant TSC synchronised across CPUs), the report reads the TSC and converts it with
 // a scale measured against steady_clock once per process (about 2 ms, when the report's state is
