@@ -59,10 +59,11 @@ struct RankRow {
   std::size_t depth{0};
   std::uint64_t count{0};
   std::int64_t total_ns{0};
-  bool has_gpu{false};              ///< has GPU time on this rank (from gpu_from)
   std::uint64_t gpu_count{0};       ///< cupti: calls that launched work; events: calls timed
   std::int64_t gpu_total_ns{0};     ///< cupti: busy time; events: span
-  GpuFrom gpu_from{GpuFrom::none};  ///< none exactly when !has_gpu
+  GpuFrom gpu_from{GpuFrom::none};  ///< none: no GPU time on this rank
+  /// Has GPU time on this rank.
+  [[nodiscard]] bool has_gpu() const noexcept { return gpu_from != GpuFrom::none; }
 };
 
 /// A mark's count on one rank.
@@ -125,15 +126,16 @@ inline RankReport rank_report(ReportSnapshot const& snap, int rank) {
     row.count = p.cpu.count;
     row.total_ns = p.cpu.total_ns;
     if (cupti) {
-      row.has_gpu = report::has_work(p);  // the summary's "gpu_work" is not null
+      // The summary's "gpu_work" is not null.
+      if (report::has_work(p)) row.gpu_from = GpuFrom::cupti;
       row.gpu_count = p.work.calls_with_work;
       row.gpu_total_ns = p.work.busy_ns;
     } else {
-      row.has_gpu = p.gpu.count != 0;  // the summary's "gpu" is not null
+      // The summary's "gpu" is not null.
+      if (p.gpu.count != 0) row.gpu_from = GpuFrom::events;
       row.gpu_count = p.gpu.count;
       row.gpu_total_ns = p.gpu.total_ns;
     }
-    if (row.has_gpu) row.gpu_from = cupti ? GpuFrom::cupti : GpuFrom::events;
     r.rows.push_back(std::move(row));
   }
   r.has_steps = snap.steps.count != 0;
@@ -250,7 +252,7 @@ struct Merged {
     for (auto const& [r, row] : ranks) {
       if (basis == Basis::cpu) {
         out[r] = static_cast<double>(row->total_ns);
-      } else if (row->has_gpu) {
+      } else if (row->has_gpu()) {
         out[r] = static_cast<double>(row->gpu_total_ns);
       }
     }
@@ -261,7 +263,7 @@ struct Merged {
     for (auto const& [r, row] : ranks) {
       if (basis == Basis::cpu) {
         out[r] = row->count;
-      } else if (row->has_gpu) {
+      } else if (row->has_gpu()) {
         out[r] = row->gpu_count;
       }
     }

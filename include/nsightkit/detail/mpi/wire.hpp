@@ -84,7 +84,6 @@ inline void put_row(WireWriter& w, RankRow const& r) {
   w.u64(r.depth);
   w.u64(r.count);
   w.i64(r.total_ns);
-  w.flag(r.has_gpu);
   w.u64(r.gpu_count);
   w.i64(r.gpu_total_ns);
   w.u64(static_cast<std::uint64_t>(r.gpu_from));
@@ -100,7 +99,7 @@ inline bool get_row(WireReader& in, RankRow& r) {
   std::uint64_t depth = 0, from = 0;
   bool const ok =
       in.str(r.path) && in.str(r.label) && in.u64(depth) && in.u64(r.count) && in.i64(r.total_ns) &&
-      in.flag(r.has_gpu) && in.u64(r.gpu_count) && in.i64(r.gpu_total_ns) && in.u64(from) &&
+      in.u64(r.gpu_count) && in.i64(r.gpu_total_ns) && in.u64(from) &&
       from <= static_cast<std::uint64_t>(GpuFrom::cupti);  // a rank's row is never mixed
   r.depth = static_cast<std::size_t>(depth);
   r.gpu_from = static_cast<GpuFrom>(from);
