@@ -38,9 +38,8 @@ untested=()
 
 step() { echo "::: [conan] $*"; }
 fail() { echo "check-conan: FAILED: $*" >&2; exit 1; }
-expect_in() {  # file, fixed string, what
-  grep -qF -- "$2" "$1" || { tail -40 "$1" >&2; fail "$3: '$2' not in $1"; }
-}
+# shellcheck source=check-lib.sh
+source "$root/scripts/check-lib.sh"
 
 rm -rf "$work"
 mkdir -p "$work"

@@ -33,9 +33,8 @@ untested=()
 
 step() { echo "::: [cpu-only] $*"; }
 fail() { echo "check-cpu-only: FAILED: $*" >&2; exit 1; }
-expect_in() {  # file, fixed string, what
-  grep -qF -- "$2" "$1" || { tail -40 "$1" >&2; fail "$3: '$2' not in $1"; }
-}
+# shellcheck source=check-lib.sh
+source "$root/scripts/check-lib.sh"
 
 rm -rf "$work"
 mkdir -p "$work"

@@ -42,6 +42,8 @@ untested=()
 
 step() { echo "::: [vcpkg] $*"; }
 fail() { echo "check-vcpkg-port: FAILED: $*" >&2; exit 1; }
+# shellcheck source=check-lib.sh
+source "$root/scripts/check-lib.sh"
 
 rm -rf "$work"
 mkdir -p "$work"
@@ -161,8 +163,7 @@ if cmake -DPORT_DIR="$reg" -DWORK="$work" -DTRIPLET="$triplet" -P "$root/packagi
      >"$work/registry-badsha.log" 2>&1; then
   fail "the registry port accepted an archive whose SHA512 differs"
 fi
-# CMake wraps its messages by width: the words may be split over two lines (path lengths differ).
-tr -s ' \n' '  ' <"$work/registry-badsha.log" | grep -c "SHA512 mismatch" >/dev/null \
+log_has "SHA512 mismatch" "$work/registry-badsha.log" \
   || { cat "$work/registry-badsha.log" >&2; fail "refused for another reason than the SHA512"; }
 cp "$work/archive.orig" "$archive"
 run_port registry "$reg" core

@@ -27,9 +27,8 @@ rm -rf "$work" && mkdir -p "$work"
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 fail() { echo "run_consumers: $*" >&2; exit 1; }
-# log_has <text> <file>: CMake wraps its error messages by width, so a text may be split over
-# lines (where depends on the paths in the message): match with runs of blanks and newlines as one.
-log_has() { tr -s ' \n' '  ' <"$2" | grep -cF -- "$1" >/dev/null; }
+# shellcheck source=../../scripts/check-lib.sh
+source "$src/scripts/check-lib.sh"
 
 # The CUDA toolkit (for the CUDA utilities consumers): CUDA_HOME, CUDA_PATH, nvcc's, /usr/local/cuda.
 cuda_root=${CUDA_HOME:-${CUDA_PATH:-}}
