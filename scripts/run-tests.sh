@@ -4,7 +4,7 @@
 #   2. clang++ with AddressSanitizer + UndefinedBehaviorSanitizer: all CPU tests
 #   3. g++ with NSIGHTKIT_DISABLE=ON: the suite again (less benchmarks and the packaging test),
 #      proving the disabled build silent
-#   4. clang++ with ThreadSanitizer: the tests labelled "tsan"
+#   4. clang++ with ThreadSanitizer: the tests labelled "tsan" (only their executables are built)
 #   5. clang-format check, Doxygen API reference with warnings as errors
 #   6. packaging: Conan 2 create (offline) and the vcpkg overlay port's install tree
 #   7. CPU only: the CUDA toolkit hidden, NVTX3 from PyPI's nvidia-nvtx (installed from PyPI):
@@ -22,14 +22,15 @@ failed=()
 started=$(date +%s)
 took() { echo "  ($1: $(($(date +%s) - $2)) s; $(($(date +%s) - started)) s since the start)"; }
 
+build_target=""  # set around a run_suite call to build one target instead of everything
 run_suite() {  # name, ctest args, cmake args...
   local name=$1 ctest_args=$2 t0; shift 2
   t0=$(date +%s)
   echo "::: [$name] configure"
   cmake -S "$root" -B "$out/$name" -G Ninja "$@" >"$out/$name.configure.log" 2>&1 \
     || { cat "$out/$name.configure.log"; failed+=("$name (configure)"); return; }
-  echo "::: [$name] build"
-  if ! cmake --build "$out/$name" -j "$jobs" >"$out/$name.build.log" 2>&1; then
+  echo "::: [$name] build${build_target:+ (target $build_target)}"
+  if ! cmake --build "$out/$name" -j "$jobs" ${build_target:+--target "$build_target"} >"$out/$name.build.log" 2>&1; then
     grep -E "error|Error" -A3 "$out/$name.build.log" | sed -n 1,60p; failed+=("$name (build)"); return
   fi
   took "$name build" "$t0"
@@ -50,9 +51,12 @@ run_suite clang-asan "-LE gpu" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=cla
 # suite, and benchmarks have nothing to measure when disabled: both are left out here.
 run_suite disabled "-LE gpu|packaging" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=g++ -DNSIGHTKIT_CUDA=OFF \
   -DNSIGHTKIT_DISABLE=ON -DNSIGHTKIT_BUILD_BENCHMARKS=OFF
+# Only the executables of the "tsan" tests are built (target nsightkit_tsan_tests).
+build_target=nsightkit_tsan_tests
 run_suite clang-tsan "-L tsan --no-tests=error" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_C_COMPILER=clang -DNSIGHTKIT_CUDA=OFF -DNSIGHTKIT_BUILD_BENCHMARKS=OFF -DNSIGHTKIT_BUILD_EXAMPLES=OFF \
   "-DCMAKE_CXX_FLAGS=-fsanitize=thread" "-DCMAKE_C_FLAGS=-fsanitize=thread"
+build_target=""
 
 run_check() {  # name, command...
   local name=$1 t0; shift
