@@ -11,7 +11,12 @@
 #   3. the merged report of a balanced run and of a run where rank 1 sleeps --slow-ms per step:
 #      rank 0's (in-process) and tools/nsightkit_merge.py's of the per-rank files, which agree;
 #   4. faults: a rank exiting abruptly (mpiexec ends the job); a rank stalling (rank 0's
-#      NCCL watchdog ends the job after --dist-timeout). Each must fail, in bounded time.
+#      NCCL watchdog ends the job after --dist-timeout). Each must fail, in bounded time;
+#   5. one rank against Nsight Compute: one captured training step of the 2-rank run, the report
+#      with gpu=cupti on both ranks, then the same step with rank 0 under `ncu --nvtx` (rank 1
+#      not profiled); scripts/gpu/compare_cupti_ncu.py compares rank 0's per-path kernel counts,
+#      summed kernel time and GPU busy time with ncu's.
+# PAR_STEPS_RUN (default "1 2 3 4 5") picks the steps to run.
 # Files in $OUT/parallel: summary.md, runs.log (every run's output), a log per run, merged
 # tables, traces. NVLink multicast stays off (NCCL_NVLS_ENABLE=0, passed on by mpiexec), as
 # shared GPU hosts require.
@@ -62,6 +67,10 @@ secs_of() { cut -d' ' -f2 "$dir/$1.rc"; }
 STEPS=${PAR_STEPS:-60}
 WARMUP=${PAR_WARMUP:-10}
 common=(--device cuda --steps "$STEPS" --warmup "$WARMUP" --image-size 64 --workers 6 --decode-us 50)
+run_steps=" ${PAR_STEPS_RUN:-1 2 3 4 5} "
+wanted() { [[ "$run_steps" == *" $1 "* ]]; }
+
+if wanted 1; then
 
 # ---- 1. equivalence
 exact=(--no-tf32 --no-cudnn-benchmark --report off)
@@ -91,7 +100,10 @@ EOF
   echo
 } >>"$summary"
 
+fi
+
 # ---- 2. scaling (TF32 and cuDNN's benchmark choice on: the fast configuration)
+if wanted 2; then
 step --tail 0 --timeout 300 sc_1gpu "$exe" "${common[@]}" --batch 128 --report off
 step --tail 0 --timeout 300 sc_2gpu "${ranks2[@]}" "$exe" "${common[@]}" --batch 128 --report off
 step --tail 0 --timeout 300 sc_2gpu_nooverlap "${ranks2[@]}" "$exe" "${common[@]}" --batch 128 \
@@ -111,9 +123,13 @@ step --tail 0 --timeout 300 sc_1gpu_256 "$exe" "${common[@]}" --batch 256 --repo
   echo
 } >>"$summary"
 
+fi
+
 # ---- 3. merged reports: balanced, then rank 1 sleeping 20 ms per step. Rank 0 writes the merged
 # table, summary and trace (".merged"); the offline merge of the per-rank files must agree.
-for kind in balanced straggler; do
+kinds=()
+if wanted 3; then kinds=(balanced straggler); fi
+for kind in "${kinds[@]}"; do
   extra=()
   if [ "$kind" = straggler ]; then extra=(--slow-rank 1 --slow-ms 20); fi
   mkdir -p "$dir/$kind" "$dir/$kind-offline"
@@ -150,6 +166,7 @@ for kind in balanced straggler; do
 done
 
 # ---- 4. faults: each of these runs must fail, and end well before its step timeout
+if wanted 4; then
 step --tail 0 --timeout 120 --expect nonzero fault_die "${ranks2[@]}" "$exe" "${common[@]}" --batch 128 \
   --report off --die-rank 1 --die-step 20 --dist-timeout 20
 # Rank 1 sleeps in every forward pass far longer than --dist-timeout: rank 0's GPU waits in the
@@ -166,5 +183,35 @@ step --tail 0 --timeout 120 --expect nonzero fault_stall "${ranks2[@]}" "$exe" "
     echo '```'
   done
 } >>"$summary"
+fi
+
+# ---- 5. rank 0 against Nsight Compute. Both runs capture step 6 (5 skipped) with fixed cuDNN
+# algorithms, so both launch the same kernels; under ncu rank 0 runs each kernel alone, so the
+# NCCL timeout is raised for rank 1's all-reduce that waits for it.
+if wanted 5; then
+  if command -v ncu >/dev/null; then
+    mkdir -p "$dir/ncu"
+    one=(--device cuda --steps 8 --warmup 2 --batch 128 --image-size 64 --workers 6 --decode-us 50
+      --no-cudnn-benchmark --dist-timeout 900)
+    ncu_args=(--clock-control none --cache-control none --profile-from-start off --nvtx
+      --metrics gpu__time_duration.sum --csv --print-nvtx-rename none --log-file "$dir/ncu/ncu-rank0.csv")
+    step --tail 0 --timeout 300 ncu_cupti env NSIGHTKIT_CAPTURE=wait=5,active=1 "${ranks2[@]}" "$exe" \
+      "${one[@]}" --report "captured,json=$dir/ncu/cupti.json,table=$dir/ncu/cupti.txt,gpu=cupti"
+    step --tail 5 --timeout 900 ncu_rank0 env NSIGHTKIT_CAPTURE=wait=5,active=1 "$MPIEXEC" \
+      -n 1 ncu "${ncu_args[@]}" "$exe" "${one[@]}" --report off : -n 1 "$exe" "${one[@]}" --report off
+    # (Where this ncu prints its CSV to the terminal instead of --log-file, the step's log has it.)
+    if ! grep -qs gpu__time_duration "$dir/ncu/ncu-rank0.csv"; then cp "$dir/ncu_rank0.log" "$dir/ncu/ncu-rank0.csv"; fi
+    step --tail 40 --expect any ncu_compare python3 "$root/scripts/gpu/compare_cupti_ncu.py" \
+      --report "$dir/ncu/cupti.rank0.json" --ncu "$dir/ncu/ncu-rank0.csv" --markdown "$dir/ncu/compare-rank0.md"
+    {
+      echo "## 5. Rank 0 of the 2-rank run against ncu --nvtx (one captured step)"
+      echo
+      cat "$dir/ncu/compare-rank0.md" 2>/dev/null || echo "    (no comparison: see ncu_rank0.log)"
+      echo
+    } >>"$summary"
+  else
+    fail "ncu not found: step 5 not run"
+  fi
+fi
 cat "$summary"
 gpu_finish
