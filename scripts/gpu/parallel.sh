@@ -156,8 +156,13 @@ for kind in "${kinds[@]}"; do
     echo '```'
     echo
     echo "clock offsets measured over MPI (otherData of the merged trace):"
-    python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["otherData"]; [print(f"    rank {s[\"rank\"]}: shift {s[\"shift_ns\"]} ns, measured offset {s[\"measured_offset_ns\"]} +- {s[\"offset_uncertainty_ns\"]} ns") for s in d["sources"]]' \
-      "$dir/$kind/trace.merged.json" 2>/dev/null || true
+    # (A backslash inside an f-string's braces is a syntax error before Python 3.12.)
+    python3 - "$dir/$kind/trace.merged.json" <<'EOF' || echo "    (no clock offsets: the merged trace could not be read)"
+import json, sys
+for s in json.load(open(sys.argv[1]))["otherData"]["sources"]:
+    print("    rank {}: shift {} ns, measured offset {} +- {} ns".format(
+        s["rank"], s["shift_ns"], s["measured_offset_ns"], s["offset_uncertainty_ns"]))
+EOF
     echo
     echo "rank 0's breakdown:"
     { grep -A12 "Where the time went" "$dir/rep_$kind.log" || true; } | sed 's/^/    /'
