@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every nsightkit test on this machine: the same script CI runs (.ci/run).
 #   1. g++  (RelWithDebInfo): all tests, examples and benchmarks built; nvcc TUs when CUDA exists
-#   2. clang++ with AddressSanitizer + UndefinedBehaviorSanitizer: all CPU tests
+#   2. clang++ with AddressSanitizer + UndefinedBehaviorSanitizer: all CPU tests (each header on
+#      its own in the enabled mode only)
 #   3. g++ with NSIGHTKIT_DISABLE=ON: the suite again (less benchmarks and the packaging test),
 #      proving the disabled build silent
 #   4. clang++ with ThreadSanitizer: the tests labelled "tsan" (only their executables are built)
@@ -45,8 +46,10 @@ run_suite() {  # name, ctest args, cmake args...
 mkdir -p "$out"
 run_suite gcc "--no-tests=error" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=g++
 asan="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+# Each header on its own is compiled in one mode here (clang++), in all three in the gcc suite.
 run_suite clang-asan "-LE gpu" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
-  -DNSIGHTKIT_CUDA=OFF -DNSIGHTKIT_BUILD_BENCHMARKS=OFF "-DCMAKE_CXX_FLAGS=$asan" "-DCMAKE_C_FLAGS=$asan"
+  -DNSIGHTKIT_CUDA=OFF -DNSIGHTKIT_BUILD_BENCHMARKS=OFF -DNSIGHTKIT_TEST_HEADER_MODES=enabled \
+  "-DCMAKE_CXX_FLAGS=$asan" "-DCMAKE_C_FLAGS=$asan"
 # The packaging test (consumers) builds its programs with the plain compiler, the same as in the gcc
 # suite, and benchmarks have nothing to measure when disabled: both are left out here.
 run_suite disabled "-LE gpu|packaging" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=g++ -DNSIGHTKIT_CUDA=OFF \
