@@ -276,7 +276,8 @@ class GraphCapture {
       detail::graph::destroy(nullptr, captured);
       std::vector<GraphViolation> v = std::move(violations_);
       violations_.clear();
-      std::string const what = detail::graph::failure_message(name_, st, v);
+      std::string const what =
+          detail::graph::failure_message(name_, st, v, options_.check != GraphCheck::off);
       (void)cudaGetLastError();
       NSIGHTKIT_DETAIL_THROW(GraphCaptureError{what, std::move(v)});
     }

@@ -62,6 +62,12 @@ TEST_CASE("a failed capture's message names the error, every unsafe call and its
   std::string const bare = ng::failure_message("forward", cudaErrorStreamCaptureUnjoined, {});
   REQUIRE(bare.find("not joined back") != std::string::npos);
   REQUIRE(bare.find("link nsightkit::cupti") != std::string::npos);  // no CUPTI source here
+  // With GraphCheck::off nothing was watched: the hint is the check, not CUPTI.
+  std::string const off = ng::failure_message("forward", cudaErrorStreamCaptureUnjoined, {}, false);
+  REQUIRE(off.find("GraphCheck::off") != std::string::npos);
+  REQUIRE(off.find("GraphCheck::strict") != std::string::npos);
+  REQUIRE(off.find("link nsightkit::cupti to have") == std::string::npos);
+  REQUIRE(off.find("with nsightkit::cupti linked") != std::string::npos);  // no CUPTI source here
 }
 
 TEST_CASE("a default stream is refused before any CUDA call") {

@@ -210,8 +210,10 @@ inline GraphViolation from_status(cudaError_t st, char const* call) {
 }
 
 /// The message of a failed capture: CUDA's error, every unsafe call seen, and how to see more.
+/// `watched`: whether calls were watched during the capture (false under GraphCheck::off).
 inline std::string failure_message(std::string const& name, cudaError_t st,
-                                   std::vector<GraphViolation> const& violations) {
+                                   std::vector<GraphViolation> const& violations,
+                                   bool watched = true) {
   std::string m = "nsightkit: capture of graph '" + name +
                   "' failed: cudaStreamEndCapture returned " + status_text(static_cast<int>(st)) +
                   " - " + capture_status_reason(static_cast<int>(st));
@@ -228,7 +230,13 @@ inline std::string failure_message(std::string const& name, cudaError_t st,
   if (last != cudaSuccess && last != st) {
     m += "; the first failing call returned " + status_text(static_cast<int>(last));
   }
-  if (!graph_watch.cupti.load(std::memory_order_acquire)) {
+  bool const cupti = graph_watch.cupti.load(std::memory_order_acquire);
+  if (!watched) {
+    m += "; this capture used GraphCheck::off: GraphCheck::strict (the default) or ";
+    m += cupti ? "GraphCheck::check names the unsafe call and its module"
+               : "GraphCheck::check, with nsightkit::cupti linked, names the unsafe call and its "
+                 "module";
+  } else if (!cupti) {
     m += "; link nsightkit::cupti to have the unsafe call and its module named";
   }
   return m;
