@@ -8,25 +8,19 @@
 #include <cstdlib>
 #include <new>
 
-#if defined(__SANITIZE_THREAD__)
-#define NSK_TEST_NO_COUNTING 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define NSK_TEST_NO_COUNTING 1
-#endif
-#endif
+#include "sanitizers.hpp"
 
 namespace nsk_test {
 std::atomic<bool> count_allocations{false};
 std::atomic<long> allocations{0};
-#if defined(NSK_TEST_NO_COUNTING)
+#if defined(NSK_TEST_TSAN_OR_MSAN)
 extern bool const allocation_counting = false;
 #else
 extern bool const allocation_counting = true;
 #endif
 }  // namespace nsk_test
 
-#if !defined(NSK_TEST_NO_COUNTING)
+#if !defined(NSK_TEST_TSAN_OR_MSAN)
 
 namespace {
 void* counted_malloc(std::size_t n) noexcept {

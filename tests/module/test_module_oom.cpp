@@ -17,15 +17,9 @@
 #include <string>
 #include <vector>
 
-#if defined(__SANITIZE_THREAD__)
-#define NSK_TEST_NO_INJECTION 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define NSK_TEST_NO_INJECTION 1
-#endif
-#endif
+#include "sanitizers.hpp"
 
-#if !defined(NSK_TEST_NO_INJECTION)
+#if !defined(NSK_TEST_TSAN_OR_MSAN)
 
 namespace {
 // While `failing`, nothrow allocations of a size in [fail_from, fail_below) return null.
@@ -255,4 +249,4 @@ TEST_CASE("the path table cannot grow: nodes fill it up to one free slot, then g
 }
 #endif
 
-#endif  // !NSK_TEST_NO_INJECTION
+#endif  // !NSK_TEST_TSAN_OR_MSAN

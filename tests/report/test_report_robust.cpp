@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "report_support.hpp"
+#include "sanitizers.hpp"
 
 using nsightkit::Report;
 using nsightkit::ReportOptions;
@@ -78,17 +79,10 @@ int wait_bounded(pid_t pid, int seconds) {
 // LeakSanitizer cannot scan the stacks of the threads fork() leaves behind, so a child's leak check
 // at exit may count memory the parent's worker held on its stack as leaked ("Running thread N was
 // not suspended. False leaks are possible."). Children skip it; the parent is still checked.
-#if defined(__SANITIZE_ADDRESS__)
-#define NSK_TEST_LSAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NSK_TEST_LSAN 1
-#endif
-#endif
 namespace {
 std::atomic<int> in_forked_child{0};
 }  // namespace
-#ifdef NSK_TEST_LSAN
+#ifdef NSK_TEST_ASAN
 extern "C" __attribute__((used)) int __lsan_is_turned_off() { return in_forked_child.load(); }
 #endif
 
