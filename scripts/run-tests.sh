@@ -24,9 +24,8 @@ failed=()
 started=$(date +%s)
 took() { echo "  ($1: $(($(date +%s) - $2)) s; $(($(date +%s) - started)) s since the start)"; }
 
-build_target=""  # set around a run_suite call to build one target instead of everything
-run_suite() {  # name, ctest args, cmake args...
-  local name=$1 ctest_args=$2 t0; shift 2
+run_suite() {  # name, ctest args, cmake args... (build_target=T run_suite ...: only target T built)
+  local name=$1 ctest_args=$2 build_target=${build_target:-} t0; shift 2
   t0=$(date +%s)
   echo "::: [$name] configure"
   cmake -S "$root" -B "$out/$name" -G Ninja "$@" >"$out/$name.configure.log" 2>&1 \
@@ -59,11 +58,9 @@ run_suite clang-asan "-LE gpu" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=cla
 run_suite disabled "-LE gpu|packaging" "${release_o2[@]}" -DCMAKE_CXX_COMPILER=g++ -DNSIGHTKIT_CUDA=OFF \
   -DNSIGHTKIT_DISABLE=ON -DNSIGHTKIT_BUILD_BENCHMARKS=OFF
 # Only the executables of the "tsan" tests are built (target nsightkit_tsan_tests).
-build_target=nsightkit_tsan_tests
-run_suite clang-tsan "-L tsan --no-tests=error" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_C_COMPILER=clang -DNSIGHTKIT_CUDA=OFF -DNSIGHTKIT_BUILD_BENCHMARKS=OFF -DNSIGHTKIT_BUILD_EXAMPLES=OFF \
+build_target=nsightkit_tsan_tests run_suite clang-tsan "-L tsan --no-tests=error" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DNSIGHTKIT_CUDA=OFF -DNSIGHTKIT_BUILD_BENCHMARKS=OFF -DNSIGHTKIT_BUILD_EXAMPLES=OFF \
   "-DCMAKE_CXX_FLAGS=-fsanitize=thread" "-DCMAKE_C_FLAGS=-fsanitize=thread"
-build_target=""
 
 run_check() {  # name, command...
   local name=$1 t0; shift

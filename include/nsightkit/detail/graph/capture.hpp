@@ -232,10 +232,10 @@ inline std::string failure_message(std::string const& name, cudaError_t st,
   }
   bool const cupti = graph_watch.cupti.load(std::memory_order_acquire);
   if (!watched) {
-    m += "; this capture used GraphCheck::off: GraphCheck::strict (the default) or ";
-    m += cupti ? "GraphCheck::check names the unsafe call and its module"
-               : "GraphCheck::check, with nsightkit::cupti linked, names the unsafe call and its "
-                 "module";
+    m += "; this capture used GraphCheck::off: GraphCheck::strict (the default) or "
+         "GraphCheck::check";
+    if (!cupti) m += ", with nsightkit::cupti linked,";
+    m += " names the unsafe call and its module";
   } else if (!cupti) {
     m += "; link nsightkit::cupti to have the unsafe call and its module named";
   }
