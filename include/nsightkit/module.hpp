@@ -319,8 +319,7 @@ class ModuleScope : private detail::module::Scope {
   /// Internal (NSIGHTKIT_MODULE): without arguments the name is the literal itself.
   /// @param literal the macro's first argument (also checked as a format string).
   /// @param as the format arguments, if any.
-  template <class Site, class S, class... As,
-            std::enable_if_t<detail::checks_compile_string<S, As...>, int> = 0>
+  template <class Site, class S, class... As>
   ModuleScope(detail::SiteTag<Site> /*site*/, S const& /*checked*/, char const* literal,
               As&&... as) noexcept {
     if constexpr (sizeof...(As) == 0) {
@@ -332,15 +331,6 @@ class ModuleScope : private detail::module::Scope {
       (void)literal;
       begin_formatted(detail::format_text(format), as...);
     }
-  }
-
-  /// Internal (NSIGHTKIT_MODULE with arguments where {fmt} checks the literal at the call).
-  /// @param checked the literal as a checked format string. @param a0 first format argument.
-  /// @param as further format arguments.
-  template <class Site, class A0, class... As>
-  ModuleScope(detail::SiteTag<Site> /*site*/, fmt::format_string<A0, As...> checked,
-              char const* /*literal*/, A0&& a0, As&&... as) noexcept {
-    begin_formatted(detail::format_text(checked), a0, as...);
   }
 
   /// Internal (Hooked, instrument): with a Hooked instance's hooks and the module object.
@@ -583,8 +573,8 @@ NSIGHTKIT_DETAIL_END_NAMESPACE
  */
 #define NSIGHTKIT_MODULE(...)                                                                      \
   ::nsightkit::ModuleScope const NSIGHTKIT_DETAIL_UNIQUE(nsightkit_module_) {                      \
-    ::nsightkit::detail::make_site([] {}), FMT_STRING(NSIGHTKIT_DETAIL_FIRST(__VA_ARGS__)),        \
-        __VA_ARGS__                                                                                \
+    ::nsightkit::detail::make_site([] {}),                                                         \
+        NSIGHTKIT_DETAIL_FMT_STRING(NSIGHTKIT_DETAIL_FIRST(__VA_ARGS__)), __VA_ARGS__              \
   }
 #else
 #define NSIGHTKIT_MODULE(...) static_cast<void>(0)

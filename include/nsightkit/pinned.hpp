@@ -50,9 +50,13 @@
 #endif
 
 #include <nsightkit/cuda_check.hpp>
+#include <nsightkit/detail/compiled.hpp>
 #include <nsightkit/detail/pinned/cuda.hpp>
-#include <nsightkit/detail/pinned/pool_core.hpp>
 #include <nsightkit/detail/pinned/size_class.hpp>
+#include <nsightkit/detail/pinned/status.hpp>
+#if !NSIGHTKIT_DETAIL_COMPILED
+#include <nsightkit/detail/pinned/pool_core.hpp>
+#endif
 #include <nsightkit/pinned_types.hpp>
 #include <nsightkit/stream.hpp>
 
@@ -62,6 +66,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 #include <memory_resource>
 #include <new>
 #include <optional>
@@ -70,6 +75,11 @@
 #include <utility>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+
+namespace detail::pinned {
+template <class Backend>
+class PoolCore;
+}  // namespace detail::pinned
 
 /**
  * @brief A `std::pmr::memory_resource` handing out page-locked memory straight from
@@ -222,15 +232,13 @@ class PinnedMemoryPool final : public std::pmr::memory_resource {
 
   /// A pool with `options`. Makes no CUDA call.
   /// @param options the cache bound, the cudaHostAlloc flags and the misuse handler.
-  explicit PinnedMemoryPool(PinnedPoolOptions const& options)
-      : options_{options},
-        core_{options.max_cached_bytes, detail::pinned::CudaBackend{options.host_alloc_flags}} {}
+  explicit PinnedMemoryPool(PinnedPoolOptions const& options);
 
   PinnedMemoryPool(PinnedMemoryPool const&) = delete;
   PinnedMemoryPool& operator=(PinnedMemoryPool const&) = delete;
 
   /// Waits for blocks in flight, frees every cached block; blocks in use are leaked (reported).
-  ~PinnedMemoryPool() override = default;
+  NSIGHTKIT_DETAIL_MEMBER ~PinnedMemoryPool() override;
 
   /// `allocate(bytes, alignment = alignof(std::max_align_t))` from std::pmr::memory_resource:
   /// a block of at least `bytes` bytes, reused from the cache when possible. Zero bytes gives a
@@ -253,10 +261,7 @@ class PinnedMemoryPool final : public std::pmr::memory_resource {
    * @param bytes the size passed to allocate()
    * @param stream the stream whose queued work may still read or write the block
    */
-  void deallocate(void* p, std::size_t bytes, StreamView stream) noexcept {
-    if (bytes == 0 && p == detail::pinned::zero_size_pointer()) return;
-    check(core_.deallocate(p, bytes, stream.value()), "deallocate", p, bytes);
-  }
+  void deallocate(void* p, std::size_t bytes, StreamView stream) noexcept;
 
   /**
    * @brief Notes that block `p`, still in use, is also used on `stream`.
@@ -268,9 +273,7 @@ class PinnedMemoryPool final : public std::pmr::memory_resource {
    * @throws std::bad_alloc if the note cannot be stored. Misuse (a pointer not in use) goes to
    *         PinnedPoolOptions::on_misuse.
    */
-  void record_stream(void* p, StreamView stream) {
-    check(core_.record_stream(p, stream.value()), "record_stream", p, 0);
-  }
+  void record_stream(void* p, StreamView stream);
 
   /**
    * @brief A block of at least `bytes` bytes owned by a PinnedBlock handle, which gives it back
@@ -286,10 +289,10 @@ class PinnedMemoryPool final : public std::pmr::memory_resource {
    * @return the bytes returned
    * @throws CudaError if an event query reports a CUDA error
    */
-  std::size_t release() { return core_.release(); }
+  std::size_t release();
 
   /// The pool's counters. @return a consistent snapshot (taken under the pool's lock).
-  [[nodiscard]] PinnedPoolStats stats() const { return core_.stats(); }
+  [[nodiscard]] PinnedPoolStats stats() const;
 
   /// The pool's settings. @return the options the pool was built with.
   [[nodiscard]] PinnedPoolOptions const& options() const noexcept { return options_; }
@@ -301,44 +304,23 @@ class PinnedMemoryPool final : public std::pmr::memory_resource {
   }
 
  private:
-  void* do_allocate(std::size_t bytes, std::size_t alignment) override {
-    detail::pinned::check_alignment(alignment, "nsightkit::PinnedMemoryPool::allocate");
-    if (bytes == 0) return detail::pinned::zero_size_pointer();
-    return core_.allocate(bytes);
-  }
-
-  void do_deallocate(void* p, std::size_t bytes, std::size_t /*alignment*/) noexcept override {
-    if (bytes == 0 && p == detail::pinned::zero_size_pointer()) return;
-    check(core_.deallocate(p, bytes), "deallocate", p, bytes);
-  }
-
-  [[nodiscard]] bool do_is_equal(std::pmr::memory_resource const& other) const noexcept override {
-    return this == &other;
-  }
-
+  // Virtual members are declared inline where they are defined inline (header-only), so that no
+  // translation unit becomes the class's key function home and emits its vtable unasked.
+  NSIGHTKIT_DETAIL_MEMBER void* do_allocate(std::size_t bytes, std::size_t alignment) override;
+  NSIGHTKIT_DETAIL_MEMBER void do_deallocate(void* p, std::size_t bytes,
+                                             std::size_t alignment) noexcept override;
+  [[nodiscard]] NSIGHTKIT_DETAIL_MEMBER bool do_is_equal(
+      std::pmr::memory_resource const& other) const noexcept override;
   void check(detail::pinned::PoolResult r, char const* op, void const* p,
-             std::size_t bytes) const noexcept {
-    if (r.status == detail::pinned::PoolStatus::ok) return;
-    char message[320];
-    if (r.status == detail::pinned::PoolStatus::size_mismatch) {
-      std::snprintf(message, sizeof message,
-                    "nsightkit::PinnedMemoryPool::%s(%p, %zu): %s (the block holds %zu bytes; "
-                    "pass the size given to allocate)",
-                    op, p, bytes, detail::pinned::describe(r.status), r.block_size);
-    } else {
-      std::snprintf(message, sizeof message, "nsightkit::PinnedMemoryPool::%s(%p): %s", op, p,
-                    detail::pinned::describe(r.status));
-    }
-    if (options_.on_misuse != nullptr) {
-      options_.on_misuse(message);
-      return;
-    }
-    std::fprintf(stderr, "%s\n", message);
-    std::abort();
-  }
+             std::size_t bytes) const noexcept;
 
   PinnedPoolOptions options_;
-  detail::pinned::PoolCore<detail::pinned::CudaBackend> core_;
+  using Core = detail::pinned::PoolCore<detail::pinned::CudaBackend>;
+  // Behind a pointer, in both modes (one layout): the compiled mode's headers then need neither
+  // the core's definition nor its containers.
+  std::unique_ptr<Core> core_;
+  Core& core() noexcept { return *core_; }
+  Core const& core() const noexcept { return *core_; }
 };
 
 /**
@@ -579,3 +561,7 @@ bool operator!=(PinnedAllocator<T> const& a, PinnedAllocator<U> const& b) noexce
 }
 
 NSIGHTKIT_DETAIL_END_NAMESPACE
+
+#if !NSIGHTKIT_DETAIL_COMPILED
+#include <nsightkit/detail/pinned/pool_impl.hpp>
+#endif

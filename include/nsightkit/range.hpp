@@ -112,19 +112,10 @@ class ScopedRangeIn : private detail::ScopedEmit<D> {
   /// @param checked the literal as a compile-time checked format string.
   /// @param literal the same text.
   /// @param as the format arguments, if any.
-  template <class Site, class S, class... As,
-            std::enable_if_t<detail::checks_compile_string<S, As...>, int> = 0>
+  template <class Site, class S, class... As>
   ScopedRangeIn(detail::SiteTag<Site> site, S const& checked, char const* literal,
                 As&&... as) noexcept
       : Base{site, checked, literal, as...} {}
-
-  /// Used by NSIGHTKIT_RANGE with arguments where {fmt} checks the literal at the call.
-  /// @param checked the literal as a checked format string. @param a0 first format argument.
-  /// @param as further format arguments.
-  template <class Site, class A0, class... As>
-  ScopedRangeIn(detail::SiteTag<Site> /*site*/, fmt::format_string<A0, As...> checked,
-                char const* /*literal*/, A0&& a0, As&&... as) noexcept
-      : Base{Attributes{}, detail::format_text(checked), a0, as...} {}
 
   ScopedRangeIn(ScopedRangeIn const&) = delete;
   ScopedRangeIn(ScopedRangeIn&&) = delete;
@@ -313,8 +304,8 @@ NSIGHTKIT_DETAIL_END_NAMESPACE
 /// NSIGHTKIT_RANGE in domain D.
 #define NSIGHTKIT_RANGE_IN(D, ...)                                                                 \
   ::nsightkit::ScopedRangeIn<D> const NSIGHTKIT_DETAIL_UNIQUE(nsightkit_range_) {                  \
-    ::nsightkit::detail::make_site([] {}), FMT_STRING(NSIGHTKIT_DETAIL_FIRST(__VA_ARGS__)),        \
-        __VA_ARGS__                                                                                \
+    ::nsightkit::detail::make_site([] {}),                                                         \
+        NSIGHTKIT_DETAIL_FMT_STRING(NSIGHTKIT_DETAIL_FIRST(__VA_ARGS__)), __VA_ARGS__              \
   }
 /// A scoped range named after the enclosing function (`__func__`), registered once per function.
 #define NSIGHTKIT_FUNC_RANGE() NSIGHTKIT_FUNC_RANGE_IN(::nsightkit::DefaultDomain)

@@ -84,32 +84,6 @@
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 
-inline std::optional<ReportOptions> ReportOptions::try_parse(std::string_view spec,
-                                                             std::string* error) {
-  ReportOptions o;
-  bool on = false;
-  std::string why;
-  if (error != nullptr) error->clear();
-  if (!detail::report::entry::parse(spec, o, on, why)) {
-    if (error != nullptr) *error = why;
-    return std::nullopt;
-  }
-  if (!on) return std::nullopt;
-  return o;
-}
-
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-inline ReportOptions ReportOptions::parse(std::string_view spec) {
-  std::string why;
-  auto o = try_parse(spec, &why);
-  if (!o) {
-    if (why.empty()) why = "it turns the report off";
-    throw std::invalid_argument{"nsightkit: report spec '" + std::string{spec} + "': " + why};
-  }
-  return *std::move(o);
-}
-#endif
-
 /**
  * @brief The process-wide report: enable, snapshot, write. All members are static.
  *

@@ -2,10 +2,12 @@
 """Checks what nsightkit's code generation left in object files (tests/compiled/compiled.cmake).
 
   check_compiled_objects.py NM --compiled OBJ...   each object defines none of the report engine's
-                                                   functions and none of {fmt}'s formatting engine;
-                                                   together they call the compiled entry points
-  check_compiled_objects.py NM --header-only OBJ   the object does define the report engine (the
-                                                   header-only mode; proves the check can fail)
+                                                   functions, none of {fmt}'s formatting engine and
+                                                   none of NVTX's code; together they call the
+                                                   compiled entry points
+  check_compiled_objects.py NM --header-only OBJ   the object does define the report engine and
+                                                   NVTX's code (the header-only mode; proves the
+                                                   check can fail)
 """
 import subprocess
 import sys
@@ -13,6 +15,12 @@ import sys
 # A function of the report engine (detail::report, the entry points aside), or {fmt}'s engine.
 ENGINE = ("::detail::report::",)
 FMT_ENGINE = ("fmt::v", "::detail::vformat_to")
+# NVTX's header-only implementation: its initialisation stubs and globals, which every translation
+# unit that includes an NVTX header defines.
+NVTX_CODE = ("nvtxGlobals", "_impl_init_v3")
+# The compiled part's entry points a program of ranges, formatted names and a report calls.
+ENTRY_POINTS = ("::detail::report::entry::", "::detail::emit_out(", "::detail::emit_formatted_out(",
+                "::detail::end_out(", "::detail::module::format_module_name(")
 
 
 def symbols(nm, obj):
@@ -24,15 +32,18 @@ def symbols(nm, obj):
             undefined.append(stripped[2:])
             continue
         parts = line.split(None, 2)
-        if len(parts) == 3 and parts[1] in "TtWw":
+        if len(parts) == 3 and parts[1] in "TtWwVvuDdBbRr":
             defined.append(parts[2])
     return defined, undefined
 
 
 def engine_functions(defined):
-    found = [s for s in defined if ENGINE[0] in s and "::detail::report::entry::" not in s]
-    found += [s for s in defined if s.startswith(FMT_ENGINE[0]) and FMT_ENGINE[1] in s]
-    return found
+    """What `defined` holds of each part the compiled mode keeps out of a program's objects."""
+    return {
+        "report engine": [s for s in defined if ENGINE[0] in s and "::detail::report::entry::" not in s],
+        "fmt engine": [s for s in defined if s.startswith(FMT_ENGINE[0]) and FMT_ENGINE[1] in s],
+        "NVTX": [s for s in defined if any(n in s for n in NVTX_CODE)],
+    }
 
 
 def main():
@@ -43,20 +54,23 @@ def main():
     calls = set()
     for obj in objects:
         defined, undefined = symbols(nm, obj)
-        found = engine_functions(defined)
-        calls.update(s for s in undefined if "::detail::report::entry::" in s or "::detail::vformat_name(" in s)
-        if mode == "--compiled" and found:
-            ok = False
-            print(f"FAIL: {obj} defines {len(found)} engine functions, e.g.:")
-            for s in found[:10]:
-                print(f"  {s}")
-        if mode == "--header-only" and not found:
-            ok = False
-            print(f"FAIL: {obj} defines no report engine function (is it header-only?)")
-        if mode == "--header-only" and found:
-            print(f"{obj}: {len(found)} engine functions, as expected header-only")
+        parts = engine_functions(defined)
+        calls.update(s for s in undefined if any(e in s for e in ENTRY_POINTS))
+        for part, found in parts.items():
+            if mode == "--compiled" and found:
+                ok = False
+                print(f"FAIL: {obj} defines {len(found)} symbols of the {part}, e.g.:")
+                for s in found[:10]:
+                    print(f"  {s}")
+            if mode == "--header-only" and part != "fmt engine":
+                if found:
+                    print(f"{obj}: {len(found)} symbols of the {part}, as expected header-only")
+                else:
+                    ok = False
+                    print(f"FAIL: {obj} defines nothing of the {part} (is it header-only?)")
     if mode == "--compiled":
-        for needed in ("detail::report::entry::autostart()", "detail::vformat_name("):
+        for needed in ("detail::report::entry::autostart()", "detail::emit_formatted_out(",
+                       "detail::module::format_module_name("):
             if not any(needed in s for s in calls):
                 ok = False
                 print(f"FAIL: no object calls the compiled {needed}")

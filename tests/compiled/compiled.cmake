@@ -1,13 +1,31 @@
 # nsightkit's compiled mode (NSIGHTKIT_COMPILED, docs/compile-cost.md): a program of two translation
 # units linked with nsightkit::compiled (src/nsightkit.cpp). Checked: the report enabled in-process
 # (snapshot, every output, the grammar's errors), the report started by NSIGHTKIT_REPORT at
-# start-up and written at exit, formatted range and module names, and that the program's own
-# objects hold none of the report engine's or {fmt}'s formatting code (while the same translation
-# unit header-only does).
+# start-up and written at exit, formatted range and module names, that the program's own objects
+# hold none of the report engine's, {fmt}'s formatting or NVTX's code (while the same translation
+# unit header-only does), and the range and module tests' NVTX calls.
 if(NOT TARGET nsightkit::compiled)
   include(${PROJECT_SOURCE_DIR}/cmake/nsightkitCompiled.cmake)
 endif()
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
+
+# The range and module tests again in the compiled mode, where every NVTX call and every name is
+# made by the compiled emit engine (src/nsightkit.cpp): the Recorder must see the same calls.
+nsightkit_add_test(test_range_compiled SOURCES range/test_range.cpp COMPILED)
+nsightkit_add_test(test_module_compiled SOURCES module/test_module.cpp alloc_counter.cpp COMPILED)
+# The CUDA object (src/nsightkit_cuda.cpp): the pinned pool's members and graph capture's messages,
+# on the CPU and on a device (label gpu).
+if(TARGET CUDA::cudart)
+  nsightkit_add_test(test_pinned_compiled SOURCES pinned/test_pinned.cpp COMPILED
+    LIBRARIES CUDA::cudart)
+  nsightkit_add_test(test_graph_compiled SOURCES graph/test_graph.cpp NO_RECORDER COMPILED
+    LIBRARIES CUDA::cudart)
+  nsightkit_add_gpu_test(test_pinned_gpu_compiled SOURCES pinned/test_pinned_gpu.cu COMPILED)
+endif()
+if(TARGET nsightkit::cupti)
+  nsightkit_add_gpu_test(test_graph_gpu_compiled SOURCES graph/test_graph_gpu.cu NO_RECORDER
+    COMPILED LIBRARIES nsightkit::cupti)
+endif()
 
 add_library(compiled_demo_objects OBJECT compiled/compiled_main.cpp compiled/compiled_work.cpp)
 target_link_libraries(compiled_demo_objects PRIVATE nsightkit::compiled nsightkit_warnings)

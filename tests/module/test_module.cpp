@@ -6,6 +6,8 @@
 #include <nsightkit/module.hpp>
 #include <nsightkit/range.hpp>
 
+#include <fmt/format.h>  // the formatter below derives from formatter<int>, defined there
+
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>

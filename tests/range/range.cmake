@@ -18,3 +18,14 @@ endif()
 
 # On a device (label gpu; skipped without one): ranges around kernels, named streams.
 nsightkit_add_gpu_test(test_range_gpu SOURCES range/test_range_gpu.cu)
+
+# A format string that does not fit its arguments is a compile error (C++17, header-only and
+# compiled mode), checked by compiling snippets with the project's compiler (GNU-style flags).
+if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang" AND NOT NSIGHTKIT_DISABLE)
+  add_test(NAME range_format_checked
+    COMMAND ${CMAKE_COMMAND} -DCXX=${CMAKE_CXX_COMPILER} -DSTD=17 -DDIR=${CMAKE_CURRENT_BINARY_DIR}/format_check
+            "-DINCLUDES=$<TARGET_PROPERTY:nsightkit::nsightkit,INTERFACE_INCLUDE_DIRECTORIES>"
+            "-DDEFINES=$<TARGET_PROPERTY:nsightkit::nsightkit,INTERFACE_COMPILE_DEFINITIONS>"
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/range/format_check.cmake)
+  set_tests_properties(range_format_checked PROPERTIES LABELS cpu)
+endif()

@@ -12,18 +12,20 @@
 // The enabled and the disabled (NSIGHTKIT_DISABLE) definitions sit side by side: disabled, every
 // name below keeps its signature and does nothing (should_emit() is constexpr false, Emitted and
 // the RAII ranges are empty classes) and NVTX is not included. Callers are written once, without
-// an #if.
+// an #if. In the compiled mode (detail/compiled.hpp) the same names call the engine
+// (detail/emit_engine.hpp) out of line, in src/nsightkit.cpp, and NVTX is not included here either.
 #pragma once
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/compiled.hpp>
+#include <nsightkit/detail/emit_types.hpp>
 #include <nsightkit/detail/fmt.hpp>
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #if NSIGHTKIT_HAS_CUDA
@@ -31,125 +33,25 @@
 #endif
 
 #if NSIGHTKIT_ENABLED
-#include <nsightkit/detail/nvtx.hpp>
 #include <nsightkit/detail/sinks.hpp>
-#include <nsightkit/detail/thread.hpp>
-#if NSIGHTKIT_HAS_CUDA
-#include <nvtx3/nvToolsExtCudaRt.h>
+#if !NSIGHTKIT_DETAIL_COMPILED
+#include <nsightkit/detail/emit_engine.hpp>
 #endif
 #endif
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
-/// Identifies one macro call site (a distinct lambda type per site) for per-site statics.
-template <class Site>
-struct SiteTag {};
-
-template <class Site>
-constexpr SiteTag<Site> make_site(Site) noexcept {
-  return {};
-}
-
-/// What an event does: begin a push/pop range, begin a start/end range, or mark an instant.
-enum class Op { push, start, mark };
-
 #if NSIGHTKIT_ENABLED
 
-/// What an emission reached, so the end of the range goes to the same places.
-struct Emitted {
-  bool nvtx{false};
-  bool sinks{false};
-  nvtxRangeId_t nvtx_id{0};
-  std::uint64_t sink_id{0};
-};
-
-/// True when an emission would reach anyone: an NVTX tool or an nsightkit sink. The fast path.
-template <class D>
-inline bool should_emit() noexcept {
-  return nvtx_listening<D>() || sinks_active();
-}
-
-/// Emits one event to NVTX (if a tool listens) and to nsightkit's sinks (if any).
-/// `handle()` yields the registered string for `text`, or null for a plain message; it is
-/// called only when a tool listens.
-template <class D, Op op, class HandleFn>
-inline Emitted emit(Attributes const& a, char const* text, std::size_t len,
-                    HandleFn&& handle) noexcept {
-  Emitted r;
-  if (nvtx_listening<D>()) {
-    nvtxEventAttributes_t e = event_attributes<D>(a);
-    set_message(e, handle(), text);
-    if constexpr (op == Op::push) {
-      nvtxDomainRangePushEx(domain_handle<D>(), &e);
-    } else if constexpr (op == Op::start) {
-      r.nvtx_id = nvtxDomainRangeStartEx(domain_handle<D>(), &e);
-    } else {
-      nvtxDomainMarkEx(domain_handle<D>(), &e);
-    }
-    r.nvtx = true;
-  }
-  if (sinks_active()) {
-    RangeBegin const b{
-        D::name, std::string_view{text, len == std::size_t(-1) ? std::strlen(text) : len}, &a};
-    if constexpr (op == Op::push) {
-      for_each_sink([&](RangeSink& s) { s.on_push(b); });
-    } else if constexpr (op == Op::start) {
-      r.sink_id = next_sink_range_id();
-      for_each_sink([&](RangeSink& s) { s.on_start(r.sink_id, b); });
-    } else {
-      for_each_sink([&](RangeSink& s) { s.on_mark(b); });
-    }
-    r.sinks = true;
-  }
-  return r;
-}
-
-/// A name known to outlive the call: registered once per domain and content.
-template <class D, Op op>
-NSIGHTKIT_DETAIL_NOINLINE inline Emitted emit_static(Attributes const& a,
-                                                     char const* text) noexcept {
-  if (text == nullptr) text = "";
-  return emit<D, op>(a, text, std::size_t(-1), [text] { return registered_string<D>(text); });
-}
-
-/// A name at a macro call site: registered once for the site.
-template <class D, Op op, class Site>
-NSIGHTKIT_DETAIL_NOINLINE inline Emitted emit_site(Attributes const& a, char const* text) noexcept {
-  return emit<D, op>(a, text, std::size_t(-1), [text] {
-    static nvtxStringHandle_t const h = nvtxDomainRegisterStringA(domain_handle<D>(), text);
-    return h;
-  });
-}
-
-/// A name built at run time (NUL-terminated, `len` characters): a plain message, never
-/// registered.
-template <class D, Op op>
-inline Emitted emit_dynamic(Attributes const& a, char const* text, std::size_t len) noexcept {
-  return emit<D, op>(a, text, len, [] { return nvtxStringHandle_t{nullptr}; });
-}
-
-#if NSIGHTKIT_DETAIL_COMPILED
-/// Appends `f` formatted with `args` to `buf`; throws what the formatter throws. Defined once, in
-/// src/nsightkit.cpp: a formatted name then instantiates none of {fmt}'s formatting engine where
-/// it is written (detail/compiled.hpp).
-NSIGHTKIT_DETAIL_VISIBLE void vformat_name(fmt::memory_buffer& buf, fmt::string_view f,
-                                           fmt::format_args args);
-#else
-/// Appends `f` formatted with `args` to `buf`; throws what the formatter throws. A template only
-/// so that a translation unit that formats no name instantiates none of {fmt}'s engine.
+/// Formats a name into `buf`, NUL-terminated. A failing formatter yields a placeholder name
+/// instead of an exception (instrumentation never throws), and `buf` stays empty only when even
+/// that fails. A template only so that a translation unit that formats no name instantiates none
+/// of {fmt}'s engine.
 template <class Buffer>
-inline void vformat_name(Buffer& buf, fmt::string_view f, fmt::format_args args) {
-  fmt::vformat_to(fmt::appender(buf), f, args);
-}
-#endif
-
-/// Formats into `buf` (NUL-terminated). A failing formatter yields a placeholder name instead of
-/// an exception: instrumentation never throws.
-template <class... Args>
-inline void format_name(fmt::memory_buffer& buf, fmt::string_view f, Args&... args) noexcept {
+inline void format_name_to(Buffer& buf, fmt::string_view f, fmt::format_args args) noexcept {
   NSIGHTKIT_DETAIL_TRY {
-    vformat_name(buf, f, fmt::make_format_args(args...));
+    fmt::vformat_to(fmt::appender(buf), f, args);
     buf.push_back('\0');
   }
   NSIGHTKIT_DETAIL_CATCH(...) {
@@ -160,13 +62,58 @@ inline void format_name(fmt::memory_buffer& buf, fmt::string_view f, Args&... ar
   }
 }
 
+#if !NSIGHTKIT_DETAIL_COMPILED
+
+/// True when an emission would reach anyone: an NVTX tool or an nsightkit sink. The fast path.
+template <class D>
+inline bool should_emit() noexcept {
+  return nvtx_listening<D>() || sinks_active();
+}
+
+/// True when a range of any domain would reach anyone (NVTX's push pointer is per binary, not per
+/// domain, so the global domain's answer holds for every domain).
+inline bool listening_any() noexcept { return nvtx_listening_any() || sinks_active(); }
+
+/// Emits one event of domain D (see emit_core).
+template <class D, Op op, class HandleFn>
+inline Emitted emit(Attributes const& a, char const* text, std::size_t len,
+                    HandleFn&& handle) noexcept {
+  return emit_core<op>([]() -> NvtxDomain& { return nvtx_domain<D>(); }, D::name, a, text, len,
+                       handle);
+}
+
+/// A name known to outlive the call: registered once per domain and content.
+template <class D, Op op>
+NSIGHTKIT_DETAIL_NOINLINE inline Emitted emit_static(Attributes const& a,
+                                                     char const* text) noexcept {
+  if (text == nullptr) text = "";
+  return emit<D, op>(a, text, std::size_t(-1),
+                     [text](NvtxDomain& d) { return registered_string(d, text); });
+}
+
+/// A name at a macro call site: registered once for the site.
+template <class D, Op op, class Site>
+NSIGHTKIT_DETAIL_NOINLINE inline Emitted emit_site(Attributes const& a, char const* text) noexcept {
+  return emit<D, op>(a, text, std::size_t(-1), [text](NvtxDomain& d) {
+    static nvtxStringHandle_t const h = nvtxDomainRegisterStringA(d.handle, text);
+    return h;
+  });
+}
+
+/// A name built at run time (NUL-terminated, `len` characters): a plain message, never
+/// registered.
+template <class D, Op op>
+inline Emitted emit_dynamic(Attributes const& a, char const* text, std::size_t len) noexcept {
+  return emit<D, op>(a, text, len, [](NvtxDomain&) { return nvtxStringHandle_t{nullptr}; });
+}
+
 /// Formats the name, then emits it (call only when should_emit<D>()).
 template <class D, Op op, class... Args>
 NSIGHTKIT_DETAIL_NOINLINE inline Emitted emit_formatted_slow(Attributes const& a,
                                                              fmt::string_view f,
                                                              Args&... args) noexcept {
   fmt::memory_buffer buf;
-  format_name(buf, f, args...);
+  format_name_to(buf, f, fmt::make_format_args(args...));
   if (buf.size() == 0) return {};
   return emit_dynamic<D, op>(a, buf.data(), buf.size() - 1);
 }
@@ -174,39 +121,105 @@ NSIGHTKIT_DETAIL_NOINLINE inline Emitted emit_formatted_slow(Attributes const& a
 /// Ends a push/pop range where its beginning went.
 template <class D>
 NSIGHTKIT_DETAIL_NOINLINE inline void end_push(Emitted const& e) noexcept {
-  if (e.nvtx) nvtxDomainRangePop(domain_handle<D>());
-  if (e.sinks) for_each_sink([](RangeSink& s) { s.on_pop(D::name); });
+  end_push_core([]() -> NvtxDomain& { return nvtx_domain<D>(); }, D::name, e);
 }
 
 /// Ends a start/end range where its beginning went.
 template <class D>
 NSIGHTKIT_DETAIL_NOINLINE inline void end_start(Emitted const& e) noexcept {
-  if (e.nvtx) nvtxDomainRangeEnd(domain_handle<D>(), e.nvtx_id);
-  if (e.sinks) for_each_sink([&](RangeSink& s) { s.on_end(e.sink_id); });
+  end_start_core([]() -> NvtxDomain& { return nvtx_domain<D>(); }, e);
+}
+
+#else  // NSIGHTKIT_DETAIL_COMPILED: the engine is called out of line (detail/emit_impl.hpp)
+
+/// One domain as the compiled engine sees it: its name (for the sinks), whether it is NVTX's
+/// global domain, and its NVTX state (an NvtxDomain), made by the engine on first use.
+struct DomainSlot {
+  char const* name;
+  bool global;
+  std::atomic<void*> nvtx{nullptr};
+};
+
+/// The slot of domain D, one per program.
+template <class D>
+inline DomainSlot domain_slot{D::name, std::is_same<D, GlobalDomain>::value};
+
+/// How an event's name reaches the tool (see the top of this file).
+enum class NameKind : unsigned char { registered, site, plain };
+
+/// Emits one event; `site` holds the call site's registered string (NameKind::site only). `len` is
+/// the length of `text`, or -1 to measure it.
+NSIGHTKIT_DETAIL_VISIBLE Emitted emit_out(DomainSlot& domain, Op op, Attributes const& a,
+                                          char const* text, std::size_t len, NameKind kind,
+                                          std::atomic<void*>* site) noexcept;
+/// Formats the name (a placeholder when the formatter fails), then emits it.
+NSIGHTKIT_DETAIL_VISIBLE Emitted emit_formatted_out(DomainSlot& domain, Op op, Attributes const& a,
+                                                    fmt::string_view f,
+                                                    fmt::format_args args) noexcept;
+/// Ends a push/pop (`op` push) or start/end (`op` start) range where its beginning went.
+NSIGHTKIT_DETAIL_VISIBLE void end_out(DomainSlot& domain, Op op, Emitted const& e) noexcept;
+/// Resolves whether an NVTX tool listens (nvtx_push_state), initialising NVTX on first use.
+NSIGHTKIT_DETAIL_VISIBLE bool resolve_nvtx_listening() noexcept;
+
+/// True when a range of any domain would reach anyone: an NVTX tool or an nsightkit sink.
+inline bool listening_any() noexcept {
+  auto const state = nvtx_push_state.load(std::memory_order_acquire);
+  return state == 2 || (state == 0 && resolve_nvtx_listening()) || sinks_active();
+}
+
+/// True when an emission would reach anyone. The fast path.
+template <class D>
+inline bool should_emit() noexcept {
+  return listening_any();
+}
+
+template <class D, Op op>
+inline Emitted emit_static(Attributes const& a, char const* text) noexcept {
+  return emit_out(domain_slot<D>, op, a, text != nullptr ? text : "", std::size_t(-1),
+                  NameKind::registered, nullptr);
+}
+
+template <class D, Op op, class Site>
+inline Emitted emit_site(Attributes const& a, char const* text) noexcept {
+  static std::atomic<void*> handle{nullptr};
+  return emit_out(domain_slot<D>, op, a, text, std::size_t(-1), NameKind::site, &handle);
+}
+
+template <class D, Op op>
+inline Emitted emit_dynamic(Attributes const& a, char const* text, std::size_t len) noexcept {
+  return emit_out(domain_slot<D>, op, a, text, len, NameKind::plain, nullptr);
+}
+
+template <class D, Op op, class... Args>
+inline Emitted emit_formatted_slow(Attributes const& a, fmt::string_view f,
+                                   Args&... args) noexcept {
+  return emit_formatted_out(domain_slot<D>, op, a, f, fmt::make_format_args(args...));
+}
+
+template <class D>
+inline void end_push(Emitted const& e) noexcept {
+  end_out(domain_slot<D>, Op::push, e);
+}
+
+template <class D>
+inline void end_start(Emitted const& e) noexcept {
+  end_out(domain_slot<D>, Op::start, e);
 }
 
 /// Names the calling OS thread for the tools and the sinks.
-inline void emit_thread_name(char const* name) noexcept {
-  if (name == nullptr) return;
-  if (nvtx_listening<GlobalDomain>()) nvtxNameOsThreadA(os_thread_id(), name);
-  if (sinks_active()) for_each_sink([name](RangeSink& s) { s.on_thread_name(name); });
-}
-
+NSIGHTKIT_DETAIL_VISIBLE void emit_thread_name(char const* name) noexcept;
 #if NSIGHTKIT_HAS_CUDA
 /// Names a CUDA stream for the tools.
-inline void emit_stream_name(cudaStream_t stream, char const* name) noexcept {
-  if (name != nullptr && nvtx_listening<GlobalDomain>()) nvtxNameCudaStreamA(stream, name);
-}
-
+NSIGHTKIT_DETAIL_VISIBLE void emit_stream_name(cudaStream_t stream, char const* name) noexcept;
 /// Names a CUDA device (by ordinal) for the tools.
-inline void emit_device_name(int device, char const* name) noexcept {
-  if (name != nullptr && nvtx_listening<GlobalDomain>()) nvtxNameCudaDeviceA(device, name);
-}
+NSIGHTKIT_DETAIL_VISIBLE void emit_device_name(int device, char const* name) noexcept;
 #endif
+
+#endif  // NSIGHTKIT_DETAIL_COMPILED
 
 #else  // !NSIGHTKIT_ENABLED: the same names, doing nothing
 
-struct Emitted {};
+inline bool listening_any() noexcept { return false; }
 
 template <class D>
 constexpr bool should_emit() noexcept {

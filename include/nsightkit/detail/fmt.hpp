@@ -1,21 +1,47 @@
-// Internal: the one place nsightkit includes {fmt} (9 to 12), and what differs between versions.
+// Internal: where nsightkit includes {fmt} (9 to 12), and what differs between versions.
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/compiled.hpp>
 
-// fmt 9's inlined buffer code trips g++ 12's -Wstringop-overflow at -O3 (through nvcc too, where
-// the include directory is not always a system one): a false positive inside {fmt}, silenced for
-// {fmt}'s own lines only.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
+// Header-only, the range and module headers format names in place and need {fmt}'s formatting
+// engine (<fmt/format.h>); in the compiled mode (detail/compiled.hpp) names are formatted in
+// src/nsightkit.cpp and these headers need only {fmt}'s argument and format-string types, from
+// its light header (<fmt/base.h> in fmt 11 and later, where <fmt/core.h> includes the engine;
+// <fmt/core.h> before). Code that formats includes detail/fmt_format.hpp.
+#if NSIGHTKIT_DETAIL_COMPILED
+#if __has_include(<fmt/base.h>)
+#include <fmt/base.h>
+#else
+#include <fmt/core.h>
 #endif
-#include <fmt/format.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
+#else
+#include <nsightkit/detail/fmt_format.hpp>
 #endif
 
 #include <type_traits>
+
+// NSIGHTKIT_DETAIL_FMT_STRING(literal): the macros' compile-time format string, as FMT_STRING
+// makes it (FMT_STRING itself is in <fmt/format.h>, which the compiled mode does not include): a
+// value of a type derived from {fmt}'s compile_string marker that converts to the literal, which
+// fmt::format_string checks against the arguments at compile time, in C++17 too. Before fmt 11
+// format_string takes it through an implicit conversion; from fmt 11 through a constructor for
+// compile_string types, next to which an implicit conversion would be ambiguous.
+#if FMT_VERSION >= 110000
+#define NSIGHTKIT_DETAIL_FMT_EXPLICIT explicit
+#else
+#define NSIGHTKIT_DETAIL_FMT_EXPLICIT
+#endif
+#define NSIGHTKIT_DETAIL_FMT_STRING(literal)                                                       \
+  [] {                                                                                             \
+    struct NSIGHTKIT_DETAIL_FORMAT_STRING : ::fmt::detail::compile_string {                        \
+      using char_type [[maybe_unused]] = char;                                                     \
+      constexpr NSIGHTKIT_DETAIL_FMT_EXPLICIT operator ::fmt::string_view() const {                \
+        return ::fmt::string_view{literal, sizeof(literal) - 1};                                   \
+      }                                                                                            \
+    };                                                                                             \
+    return NSIGHTKIT_DETAIL_FORMAT_STRING{};                                                       \
+  }()
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail {
@@ -36,13 +62,6 @@ template <class F>
 constexpr fmt::string_view format_text(F const& format) noexcept {
   return format_text(format, 0);
 }
-
-/// The macros pass FMT_STRING(literal) as `S` and check it against the arguments inside, from a
-/// fresh S. Where {fmt} checks with consteval (fmt 11 and later in C++20), FMT_STRING(s) is the
-/// literal itself, which cannot be checked there: those calls take an overload whose parameter is
-/// the fmt::format_string, checked at the call. True where the S form applies.
-template <class S, class... As>
-inline constexpr bool checks_compile_string = !std::is_array<S>::value || sizeof...(As) == 0;
 
 }  // namespace detail
 NSIGHTKIT_DETAIL_END_NAMESPACE

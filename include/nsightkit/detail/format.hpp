@@ -2,7 +2,7 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
-#include <nsightkit/detail/fmt.hpp>
+#include <nsightkit/detail/fmt_format.hpp>
 
 #include <cstdint>
 #include <string>

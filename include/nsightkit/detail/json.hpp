@@ -4,7 +4,7 @@
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
-#include <nsightkit/detail/fmt.hpp>
+#include <nsightkit/detail/fmt_format.hpp>
 #include <nsightkit/detail/text.hpp>
 
 #include <cmath>

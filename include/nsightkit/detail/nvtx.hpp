@@ -11,6 +11,7 @@
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/emit_types.hpp>
 
 #if !NSIGHTKIT_ENABLED
 #error "nsightkit/detail/nvtx.hpp must not be included when NSIGHTKIT_DISABLE is defined"
@@ -53,17 +54,10 @@ inline nvtxDomainHandle_t domain_handle() noexcept {
   return ::nvtx3::v1::domain::get<typename NvtxDomainOf<D>::type>();
 }
 
-/// Whether a tool handles pushes in this linkage unit, as last resolved: 0 = not yet known,
-/// 1 = no (NVTX nulled the push pointer at initialisation), 2 = yes. nsightkit answers the hot
-/// "is anyone listening?" question from this flag rather than from NVTX's function pointer: NVTX
-/// writes its pointers with plain stores while it initialises, so reading one from another thread
-/// at that moment is a data race (ThreadSanitizer reports it); the flag is written only after
-/// initialisation has finished, under a thread-safe static.
-inline std::atomic<unsigned char> nvtx_push_state{0};
-
 /// Runs NVTX's one-time initialisation (tool attach) in this linkage unit, once, and publishes
-/// whether pushes reach a tool. Every thread that has not yet seen the flag waits here until the
-/// initialisation is complete, so none reads NVTX's pointers while they are being written.
+/// whether pushes reach a tool (nvtx_push_state, emit_types.hpp). Every thread that has not yet
+/// seen the flag waits here until the initialisation is complete, so none reads NVTX's pointers
+/// while they are being written.
 NSIGHTKIT_DETAIL_NOINLINE inline bool nvtx_resolve_listening() noexcept {
   static bool const listening = [] {
     nvtxInitialize(nullptr);
@@ -74,32 +68,21 @@ NSIGHTKIT_DETAIL_NOINLINE inline bool nvtx_resolve_listening() noexcept {
 }
 
 /// True when an NVTX tool handles pushes in this linkage unit. The common no-tool case is one
-/// load and one branch; the first call initialises NVTX (which attaches a tool, if any) before
-/// answering, and a named domain is created before its first use.
-template <class D>
-inline bool nvtx_listening() noexcept {
+/// load and one branch; the first call initialises NVTX (which attaches a tool, if any).
+inline bool nvtx_listening_any() noexcept {
   auto const state = nvtx_push_state.load(std::memory_order_acquire);
   if (state == 1) return false;
-  if (state == 0 && !nvtx_resolve_listening()) return false;
-  if constexpr (!std::is_same_v<D, GlobalDomain>) {
-    (void)domain_handle<D>();  // after initialisation, so creating it races with nothing
-  }
-  return true;
+  return state == 2 || nvtx_resolve_listening();
 }
 
 /// Per-domain table of registered strings, keyed by content. Bounded: past `capacity` distinct
 /// strings the caller falls back to plain (unregistered) messages, so names built at run time
 /// cannot grow the tool's string table without limit.
-template <class D>
 class StringRegistry {
  public:
   static constexpr std::size_t capacity = 4096;
 
-  static StringRegistry& instance() noexcept {
-    // Leaked on purpose: handles are used until the very end of the process.
-    static StringRegistry* const r = new StringRegistry{};
-    return *r;
-  }
+  explicit StringRegistry(nvtxDomainHandle_t domain) noexcept : domain_{domain} {}
 
   /// The handle for `text`, registering it on first sight; null when the table is full.
   nvtxStringHandle_t get(char const* text) noexcept {
@@ -108,7 +91,7 @@ class StringRegistry {
       auto it = table_.find(text);
       if (it != table_.end()) return it->second;
       if (table_.size() >= capacity) return nullptr;
-      nvtxStringHandle_t h = nvtxDomainRegisterStringA(domain_handle<D>(), text);
+      nvtxStringHandle_t h = nvtxDomainRegisterStringA(domain_, text);
       table_.emplace(text, h);
       return h;
     }
@@ -117,31 +100,87 @@ class StringRegistry {
   }
 
  private:
+  nvtxDomainHandle_t domain_;
   std::mutex mutex_;
   std::unordered_map<std::string, nvtxStringHandle_t> table_;
 };
 
-/// Registered handle for `text` through a small per-thread cache. The cache is keyed by address
-/// but checks the content on every hit, so a reused buffer with new text is never misnamed.
+/// The categories of one domain already named (first name wins).
+class CategoryNames {
+ public:
+  /// True the first time `id` is claimed.
+  bool claim(std::uint32_t id) noexcept {
+    if (id < fast) {
+      if (named_[id].load(std::memory_order_acquire)) return false;
+      return !named_[id].exchange(true, std::memory_order_acq_rel);
+    }
+    std::lock_guard<std::mutex> lock{mutex_};
+    NSIGHTKIT_DETAIL_TRY { return seen_.insert(id).second; }
+    NSIGHTKIT_DETAIL_CATCH(...) { return false; }
+    return false;
+  }
+
+ private:
+  static constexpr std::uint32_t fast = 256;
+  std::array<std::atomic<bool>, fast> named_{};
+  std::mutex mutex_;
+  std::unordered_set<std::uint32_t> seen_;
+};
+
+/// One nsightkit domain as NVTX knows it: its handle (null for the global domain), its registered
+/// strings and its named categories. Created once per domain after NVTX's initialisation and
+/// leaked on purpose: handles are used until the very end of the process.
+struct NvtxDomain {
+  explicit NvtxDomain(nvtxDomainHandle_t h) noexcept : handle{h}, strings{h} {}
+  nvtxDomainHandle_t handle;
+  StringRegistry strings;
+  CategoryNames categories;
+};
+
+/// The NVTX state of domain D (call only after nvtx_listening_any() said yes).
 template <class D>
-inline nvtxStringHandle_t registered_string(char const* text) noexcept {
+inline NvtxDomain& nvtx_domain() noexcept {
+  static NvtxDomain* const d = new NvtxDomain{domain_handle<D>()};
+  return *d;
+}
+
+/// True when an NVTX tool handles pushes in this linkage unit (see nvtx_listening_any); a named
+/// domain is created before its first use.
+template <class D>
+inline bool nvtx_listening() noexcept {
+  if (!nvtx_listening_any()) return false;
+  if constexpr (!std::is_same_v<D, GlobalDomain>) {
+    (void)nvtx_domain<D>();  // after initialisation, so creating it races with nothing
+  }
+  return true;
+}
+
+/// Registered handle for `text` in domain `d` through a small per-thread cache. The cache is
+/// keyed by domain and address but checks the content on every hit, so a reused buffer with new
+/// text is never misnamed.
+inline nvtxStringHandle_t registered_string(NvtxDomain& d, char const* text) noexcept {
   struct Entry {
+    NvtxDomain const* domain{nullptr};
     char const* key{nullptr};
     std::string content;
     nvtxStringHandle_t handle{nullptr};
   };
   static constexpr std::size_t slots = 64;
   thread_local std::array<Entry, slots> cache{};
-  auto const slot = (reinterpret_cast<std::uintptr_t>(text) >> 3u) % slots;
+  auto const slot = ((reinterpret_cast<std::uintptr_t>(text) >> 3u) ^
+                     (reinterpret_cast<std::uintptr_t>(&d) >> 6u)) %
+                    slots;
   Entry& e = cache[slot];
-  if (e.key == text && e.handle != nullptr && std::strcmp(e.content.c_str(), text) == 0) {
+  if (e.key == text && e.domain == &d && e.handle != nullptr &&
+      std::strcmp(e.content.c_str(), text) == 0) {
     return e.handle;
   }
-  nvtxStringHandle_t h = StringRegistry<D>::instance().get(text);
+  nvtxStringHandle_t h = d.strings.get(text);
   if (h != nullptr) {
     NSIGHTKIT_DETAIL_TRY {
       e.content.assign(text);
       e.key = text;
+      e.domain = &d;
       e.handle = h;
     }
     NSIGHTKIT_DETAIL_CATCH(...) { e.key = nullptr; }
@@ -149,31 +188,8 @@ inline nvtxStringHandle_t registered_string(char const* text) noexcept {
   return h;
 }
 
-/// Names category `c` in domain D the first time it is seen (first name wins).
-template <class D>
-inline void name_category_once(Category c) noexcept {
-  if (c.name() == nullptr) return;
-  static constexpr std::uint32_t fast = 256;
-  static std::array<std::atomic<bool>, fast> named{};
-  if (c.id() < fast) {
-    if (named[c.id()].load(std::memory_order_acquire)) return;
-    if (named[c.id()].exchange(true, std::memory_order_acq_rel)) return;
-    nvtxDomainNameCategoryA(domain_handle<D>(), c.id(), c.name());
-    return;
-  }
-  static std::mutex mutex;
-  static std::unordered_set<std::uint32_t>* const seen = new std::unordered_set<std::uint32_t>{};
-  std::lock_guard<std::mutex> lock{mutex};
-  NSIGHTKIT_DETAIL_TRY {
-    if (!seen->insert(c.id()).second) return;
-  }
-  NSIGHTKIT_DETAIL_CATCH(...) { return; }
-  nvtxDomainNameCategoryA(domain_handle<D>(), c.id(), c.name());
-}
-
-/// NVTX event attributes for `a` without a message (category named on first use).
-template <class D>
-inline nvtxEventAttributes_t event_attributes(Attributes const& a) noexcept {
+/// NVTX event attributes for `a` without a message (category named in `d` on first use).
+inline nvtxEventAttributes_t event_attributes(NvtxDomain& d, Attributes const& a) noexcept {
   nvtxEventAttributes_t e{};
   e.version = NVTX_VERSION;
   e.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
@@ -182,8 +198,11 @@ inline nvtxEventAttributes_t event_attributes(Attributes const& a) noexcept {
     e.color = a.color().value();
   }
   if (a.has_category()) {
-    name_category_once<D>(a.category());
-    e.category = a.category().id();
+    Category const c = a.category();
+    if (c.name() != nullptr && d.categories.claim(c.id())) {
+      nvtxDomainNameCategoryA(d.handle, c.id(), c.name());
+    }
+    e.category = c.id();
   }
   Payload const p = a.payload();
   switch (p.kind()) {

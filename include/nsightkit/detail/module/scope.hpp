@@ -63,28 +63,44 @@ struct Name {
 inline constexpr std::size_t name_inline = 32;
 
 /// Formats a module name once: into `inline_text` when it fits, else into a heap copy. A failing
-/// formatter, or no memory for a long name, gives a fixed placeholder: scopes never throw.
+/// formatter, or no memory for a long name, gives a fixed placeholder: scopes never throw. A
+/// template only so that nothing of {fmt}'s engine is instantiated unless a name is formatted.
+template <class Buffer>
+inline Name format_module_name(char (&inline_text)[name_inline], fmt::string_view format,
+                               fmt::format_args args) noexcept {
+  static constexpr char failed[] = "<nsightkit: name formatting failed>";
+  Buffer buf;  // on this cold path's stack: long names are formatted only once
+  format_name_to(buf, format, args);
+  if (buf.size() == 0) return {failed, sizeof failed - 1, nullptr};
+  std::size_t const size = buf.size() - 1;  // without the NUL
+  char* text = inline_text;
+  char* owned = nullptr;
+  if (size >= name_inline) {
+    owned = new (std::nothrow) char[size + 1];
+    if (owned == nullptr) return {failed, sizeof failed - 1, nullptr};
+    text = owned;
+  }
+  std::memcpy(text, buf.data(), size + 1);
+  return {text, size, owned};
+}
+
+#if NSIGHTKIT_DETAIL_COMPILED
+/// format_module_name<fmt::memory_buffer>, defined once in src/nsightkit.cpp (detail/compiled.hpp).
+NSIGHTKIT_DETAIL_VISIBLE Name format_module_name(char (&inline_text)[name_inline],
+                                                 fmt::string_view format,
+                                                 fmt::format_args args) noexcept;
+#endif
+
+/// Formats a module name from its format and arguments (see format_module_name).
 template <class... Args>
 NSIGHTKIT_DETAIL_NOINLINE inline Name format_name(char (&inline_text)[name_inline],
                                                   fmt::string_view format, Args&... args) noexcept {
-  static constexpr char failed[] = "<nsightkit: name formatting failed>";
-  Name const placeholder{failed, sizeof failed - 1, nullptr};
-  NSIGHTKIT_DETAIL_TRY {
-    fmt::memory_buffer buf;  // on this cold path's stack: long names are formatted only once
-    vformat_name(buf, format, fmt::make_format_args(args...));
-    char* text = inline_text;
-    char* owned = nullptr;
-    if (buf.size() >= name_inline) {
-      owned = new (std::nothrow) char[buf.size() + 1];
-      if (owned == nullptr) return placeholder;
-      text = owned;
-    }
-    std::memcpy(text, buf.data(), buf.size());
-    text[buf.size()] = '\0';
-    return {text, buf.size(), owned};
-  }
-  NSIGHTKIT_DETAIL_CATCH(...) { return placeholder; }
-  return placeholder;
+#if NSIGHTKIT_DETAIL_COMPILED
+  return format_module_name(inline_text, format, fmt::make_format_args(args...));
+#else
+  return format_module_name<fmt::memory_buffer>(inline_text, format,
+                                                fmt::make_format_args(args...));
+#endif
 }
 
 /// A module scope's state and rules (the base of ModuleScope). Not copyable or movable.
@@ -109,7 +125,7 @@ class Scope {
   // domain) and to nsightkit's sinks.
   NSIGHTKIT_DETAIL_MODULE_HOT void begin(char const* name, HookSet* hooks,
                                          void const* module) noexcept {
-    bool const listening = nvtx_listening<GlobalDomain>() || sinks_active();
+    bool const listening = listening_any();
     unsigned const mode = registry().mode.load(std::memory_order_relaxed);
     bool const ranges = listening && (mode & mode_ranges) != 0;
     tracked_ = ranges || (mode & mode_tracking) != 0;
@@ -120,7 +136,7 @@ class Scope {
   template <class... Args>
   NSIGHTKIT_DETAIL_MODULE_HOT void begin_formatted(fmt::string_view format,
                                                    Args&... args) noexcept {
-    bool const listening = nvtx_listening<GlobalDomain>() || sinks_active();
+    bool const listening = listening_any();
     unsigned const mode = registry().mode.load(std::memory_order_relaxed);
     bool const ranges = listening && (mode & mode_ranges) != 0;
     tracked_ = ranges || (mode & mode_tracking) != 0;

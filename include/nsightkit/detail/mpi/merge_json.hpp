@@ -4,7 +4,7 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
-#include <nsightkit/detail/fmt.hpp>
+#include <nsightkit/detail/fmt_format.hpp>
 #include <nsightkit/detail/json.hpp>
 #include <nsightkit/detail/mpi/merge.hpp>
 #include <nsightkit/detail/mpi/merge_text.hpp>

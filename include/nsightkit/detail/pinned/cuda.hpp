@@ -14,7 +14,8 @@
 #endif
 
 #include <nsightkit/cuda_check.hpp>
-#include <nsightkit/detail/pinned/pool_core.hpp>
+#include <nsightkit/detail/pinned/size_class.hpp>
+#include <nsightkit/detail/pinned/status.hpp>
 #include <nsightkit/stream.hpp>
 
 #include <cuda_runtime_api.h>

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
@@ -59,21 +60,10 @@ struct ByteSize {
   std::size_t bytes;  ///< the count
 };
 
-}  // namespace detail
-NSIGHTKIT_DETAIL_END_NAMESPACE
-
-namespace fmt {
-/// Formats a byte count in binary units: whole numbers exactly ("64 MiB"), others with one decimal.
-template <>
-struct formatter<::nsightkit::detail::ByteSize> {
-  /// No format specifiers are accepted.
-  constexpr auto parse(fmt::format_parse_context& ctx) -> decltype(ctx.begin()) {
-    return ctx.begin();
-  }
-
-  /// Writes the count in the largest unit that is not larger than it.
-  template <class FormatContext>
-  auto format(::nsightkit::detail::ByteSize b, FormatContext& ctx) const -> decltype(ctx.out()) {
+/// `b` as text: the largest binary unit not larger than it, whole numbers exactly ("64 MiB"),
+/// others with one decimal ("1.5 MiB").
+struct ByteSizeText {
+  explicit ByteSizeText(ByteSize b) noexcept {
     static constexpr char const* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     std::size_t unit = 0;
     std::size_t scale = 1;
@@ -81,10 +71,37 @@ struct formatter<::nsightkit::detail::ByteSize> {
       scale *= 1024;
       ++unit;
     }
-    if (b.bytes % scale == 0)
-      return fmt::format_to(ctx.out(), "{} {}", b.bytes / scale, units[unit]);
-    return fmt::format_to(ctx.out(), "{:.1f} {}",
-                          static_cast<double>(b.bytes) / static_cast<double>(scale), units[unit]);
+    int const n =
+        b.bytes % scale == 0
+            ? std::snprintf(text, sizeof text, "%zu %s", b.bytes / scale, units[unit])
+            : std::snprintf(text, sizeof text, "%.1f %s",
+                            static_cast<double>(b.bytes) / static_cast<double>(scale), units[unit]);
+    size = n < 0 ? 0 : static_cast<std::size_t>(n);
+  }
+  char text[32]{};      ///< NUL-terminated
+  std::size_t size{0};  ///< characters before the NUL
+};
+
+}  // namespace detail
+NSIGHTKIT_DETAIL_END_NAMESPACE
+
+namespace fmt {
+/// Formats a byte count as ByteSizeText does. Written without {fmt}'s formatting engine, so that a
+/// range named with a ByteSize instantiates none of it where it is written.
+template <>
+struct formatter<::nsightkit::detail::ByteSize> {
+  /// No format specifiers are accepted.
+  constexpr auto parse(fmt::format_parse_context& ctx) -> decltype(ctx.begin()) {
+    return ctx.begin();
+  }
+
+  /// Writes the count's text.
+  template <class FormatContext>
+  auto format(::nsightkit::detail::ByteSize b, FormatContext& ctx) const -> decltype(ctx.out()) {
+    ::nsightkit::detail::ByteSizeText const t{b};
+    auto out = ctx.out();
+    for (std::size_t i = 0; i < t.size; ++i) *out++ = t.text[i];
+    return out;
   }
 };
 }  // namespace fmt

@@ -6,7 +6,7 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
-#include <nsightkit/detail/fmt.hpp>
+#include <nsightkit/detail/fmt_format.hpp>
 #include <nsightkit/detail/format.hpp>
 #include <nsightkit/report_types.hpp>
 

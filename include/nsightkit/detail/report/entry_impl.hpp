@@ -18,10 +18,39 @@
 #include <nsightkit/detail/report/snapshot.hpp>
 #include <nsightkit/detail/report/trace_json.hpp>
 
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+
+NSIGHTKIT_DETAIL_MEMBER std::optional<ReportOptions> ReportOptions::try_parse(std::string_view spec,
+                                                                              std::string* error) {
+  ReportOptions o;
+  bool on = false;
+  std::string why;
+  if (error != nullptr) error->clear();
+  if (!detail::report::entry::parse(spec, o, on, why)) {
+    if (error != nullptr) *error = why;
+    return std::nullopt;
+  }
+  if (!on) return std::nullopt;
+  return o;
+}
+
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+NSIGHTKIT_DETAIL_MEMBER ReportOptions ReportOptions::parse(std::string_view spec) {
+  std::string why;
+  auto o = try_parse(spec, &why);
+  if (!o) {
+    if (why.empty()) why = "it turns the report off";
+    throw std::invalid_argument{"nsightkit: report spec '" + std::string{spec} + "': " + why};
+  }
+  return *std::move(o);
+}
+#endif
+
 namespace detail::report::entry {
 
 NSIGHTKIT_DETAIL_ENTRY bool parse(std::string_view spec, ReportOptions& out, bool& on,

@@ -15,7 +15,7 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
-#include <nsightkit/detail/fmt.hpp>
+#include <nsightkit/detail/fmt_format.hpp>
 #include <nsightkit/detail/json.hpp>
 #include <nsightkit/detail/report/output.hpp>
 #include <nsightkit/report_types.hpp>

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
-#include <nsightkit/detail/fmt.hpp>
+#include <nsightkit/detail/fmt_format.hpp>
 #include <nsightkit/detail/json.hpp>
 #include <nsightkit/detail/report/rows.hpp>
 #include <nsightkit/detail/report/text_sink.hpp>

@@ -10,7 +10,7 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
-#include <nsightkit/detail/fmt.hpp>
+#include <nsightkit/detail/fmt_format.hpp>
 #include <nsightkit/detail/json.hpp>
 #include <nsightkit/detail/process.hpp>
 #include <nsightkit/detail/report/counters.hpp>

@@ -1,0 +1,206 @@
+// Internal: the cold paths of CaptureWindow (capture.hpp) — reading NSIGHTKIT_CAPTURE, starting
+// and stopping a capture, delivering diagnostics and callbacks. Header-only, capture.hpp includes
+// them; in the compiled mode (detail/compiled.hpp) src/nsightkit.cpp defines them once.
+#pragma once
+
+#include <nsightkit/capture.hpp>
+#include <nsightkit/config.hpp>
+#include <nsightkit/detail/capture/cuda.hpp>
+#include <nsightkit/detail/capture/registry.hpp>
+#include <nsightkit/detail/capture_state.hpp>
+#include <nsightkit/detail/compiled.hpp>
+#include <nsightkit/detail/cuda_driver.hpp>
+#include <nsightkit/detail/process.hpp>
+#include <nsightkit/detail/text.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#if !NSIGHTKIT_ENABLED
+#error                                                                                             \
+    "nsightkit/detail/capture/window_impl.hpp must not be included when NSIGHTKIT_DISABLE is defined"
+#endif
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+
+struct CaptureWindow::Edge {
+  bool started{false};
+  bool stopped{false};
+  bool first_active{false};  // the process had no active window before this one started
+  bool last_active{false};   // no window of the process is active after this one stopped
+  CaptureEvent event{};
+  std::vector<std::string> messages{};
+};
+
+NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::read_environment() {
+  detail::check_environment_once();  // a misspelt NSIGHTKIT_CAPTURE is named, not ignored
+  char const* var = options_.environment_variable;
+  if (var == nullptr || *var == '\0') return;
+  char const* raw = std::getenv(var);
+  if (raw == nullptr || detail::trim(raw).empty()) return;
+  if (detail::is_off_word(raw)) {
+    off_ = true;
+    from_env_ = true;
+    return;
+  }
+  std::string err;
+  if (std::optional<CaptureSchedule> s = CaptureSchedule::parse(raw, &err)) {
+    schedule_ = *s;
+    off_ = false;
+    from_env_ = true;
+    return;
+  }
+  std::string message = std::string{var} + "=\"" + raw + "\": " + err;
+  if (options_.strict_environment) fail_argument(message);
+  off_ = true;
+  report(message +
+         "; capture disabled (expected e.g. \"wait=10,warmup=2,active=3,repeat=1\", or \"off\")");
+}
+
+NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::report(std::string const& message) const noexcept {
+  NSIGHTKIT_DETAIL_TRY {
+    if (options_.diagnostics) {
+      options_.diagnostics(message);
+    } else {
+      std::fprintf(stderr, "nsightkit: %s\n", message.c_str());
+    }
+  }
+  NSIGHTKIT_DETAIL_CATCH(...) { std::fprintf(stderr, "nsightkit: %s\n", message.c_str()); }
+}
+
+NSIGHTKIT_DETAIL_MEMBER std::string CaptureWindow::thrown(std::string const& prefix,
+                                                          char const* unknown) noexcept {
+#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
+  try {
+    throw;
+  } catch (std::exception const& e) {
+    try {
+      return prefix + e.what();
+    } catch (...) {
+      return "?";
+    }
+  } catch (...) {
+    return unknown;
+  }
+#else
+  (void)prefix;
+  return unknown;
+#endif
+}
+
+template <class F>
+std::string CaptureWindow::call_backend(F&& f) noexcept {
+  NSIGHTKIT_DETAIL_TRY { return f(); }
+  NSIGHTKIT_DETAIL_CATCH(...) {
+    return thrown("the profiler backend threw: ",
+                  "the profiler backend threw an unknown exception");
+  }
+  return {};
+}
+
+NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::drop_profiler_without_driver(Edge& edge) noexcept {
+  if (detail::cuda_driver::api().unavailable == nullptr) return;
+  profiler_ = nullptr;
+  NSIGHTKIT_DETAIL_TRY {
+    std::string why = detail::capture::describe_no_driver();
+    why += ": capture continues without the profiler";
+    edge.messages.push_back("CaptureWindow: " + why);
+  }
+  NSIGHTKIT_DETAIL_CATCH(...) {}  // no memory for the message: the window goes on without it
+}
+
+NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::add_message(Edge& edge, std::string const& what,
+                                                        char const* consequence) noexcept {
+  NSIGHTKIT_DETAIL_TRY { edge.messages.push_back("CaptureWindow: " + what + "; " + consequence); }
+  NSIGHTKIT_DETAIL_CATCH(...) {}  // no memory for the message: the window goes on without it
+}
+
+NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::start_capture(std::int64_t first) noexcept {
+  Edge edge;
+  {
+    std::lock_guard<std::mutex> lock{detail::capture::registry.mutex};
+    if (closed_.load(std::memory_order_acquire) || capturing_.load(std::memory_order_acquire)) {
+      return;
+    }
+    if (driver_profiler_ && profiler_ != nullptr) drop_profiler_without_driver(edge);
+    if (use_profiler_api_ && profiler_ != nullptr) {
+      std::string err = call_backend([this] { return profiler_->start(); });
+      if (!err.empty()) {
+        add_message(edge, err, "capture continues without the profiler backend");
+        profiler_ = nullptr;
+      }
+    }
+    if (use_nvtx_) nvtx_window_.emplace(Attributes{}, options_.nvtx_range_name);
+    window_first_ = first;
+    capturing_.store(true, std::memory_order_release);
+    edge.first_active =
+        detail::capture_state.active_windows.fetch_add(1, std::memory_order_acq_rel) == 0;
+    detail::capture::link(link_);
+    detail::capture::install_exit_handler();
+    std::int64_t const last = first > std::numeric_limits<std::int64_t>::max() - schedule_.active
+                                  ? std::numeric_limits<std::int64_t>::max()
+                                  : first + schedule_.active - 1;
+    edge.event = CaptureEvent{first, last, schedule_.cycle_of(first), false};
+    edge.started = true;
+  }
+  deliver(edge);
+}
+
+NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::stop_capture(std::int64_t last,
+                                                         bool complete) noexcept {
+  Edge edge;
+  {
+    std::lock_guard<std::mutex> lock{detail::capture::registry.mutex};
+    if (!capturing_.load(std::memory_order_acquire)) return;
+    bool failed = false;
+    if (options_.synchronize_before_stop && profiler_ != nullptr) {
+      std::string err = call_backend([this] { return profiler_->synchronize(); });
+      if (!err.empty()) {
+        add_message(edge, err, "capture continues without the profiler backend");
+        failed = true;
+      }
+    }
+    nvtx_window_.reset();  // ends the range
+    if (use_profiler_api_ && profiler_ != nullptr) {
+      std::string err = call_backend([this] { return profiler_->stop(); });
+      if (!err.empty()) {
+        add_message(edge, err, "capture continues without the profiler backend");
+        failed = true;
+      }
+    }
+    if (failed) profiler_ = nullptr;
+    capturing_.store(false, std::memory_order_release);
+    edge.last_active =
+        detail::capture_state.active_windows.fetch_sub(1, std::memory_order_acq_rel) == 1;
+    detail::capture::unlink(link_);
+    edge.event = CaptureEvent{window_first_, last < window_first_ ? window_first_ : last,
+                              schedule_.cycle_of(window_first_), complete};
+    edge.stopped = true;
+  }
+  deliver(edge);
+}
+
+NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::deliver(Edge const& edge) noexcept {
+  for (auto const& m : edge.messages) report(m);
+  if (edge.first_active) detail::capture_notify(true);
+  if (edge.last_active) detail::capture_notify(false);
+  auto const& callbacks = edge.started ? on_start_ : on_stop_;
+  if (!edge.started && !edge.stopped) return;
+  for (auto const& f : callbacks) {
+    NSIGHTKIT_DETAIL_TRY { f(edge.event); }
+    NSIGHTKIT_DETAIL_CATCH(...) {
+      std::string const who = std::string{"CaptureWindow: an "} +
+                              (edge.started ? "on_start" : "on_stop") + " callback threw";
+      report(thrown(who + ": ", who.c_str()) + "; ignored");
+    }
+  }
+}
+
+NSIGHTKIT_DETAIL_END_NAMESPACE
