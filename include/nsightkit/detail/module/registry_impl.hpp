@@ -62,8 +62,14 @@ NSIGHTKIT_DETAIL_MEMBER bool HookSet::erase(HookEntry const* e) noexcept {
   return true;
 }
 
+/// True for the first caller only: the once-per-process rule of the messages below. A plain load
+/// first, so that callers after the first do not write the shared flag.
+inline bool first_report(std::atomic<bool>& reported) noexcept {
+  return !reported.load(std::memory_order_relaxed) && !reported.exchange(true);
+}
+
 NSIGHTKIT_DETAIL_ENTRY void report_bad_name(char const* name) noexcept {
-  if (registry().bad_name_reported.exchange(true)) return;
+  if (!first_report(registry().bad_name_reported)) return;
   std::fprintf(stderr,
                "nsightkit: module name \"%s\" is empty or contains '/'; module names are path "
                "components (paths and ncu's --nvtx-include filters join them with '/'). "
@@ -72,8 +78,7 @@ NSIGHTKIT_DETAIL_ENTRY void report_bad_name(char const* name) noexcept {
 }
 
 NSIGHTKIT_DETAIL_ENTRY void report_depth_limit() noexcept {
-  std::atomic<bool>& reported = registry().depth_limit_reported;
-  if (reported.load(std::memory_order_relaxed) || reported.exchange(true)) return;
+  if (!first_report(registry().depth_limit_reported)) return;
   std::fprintf(stderr,
                "nsightkit: module scopes are nested deeper than %d levels "
                "(nsightkit::max_module_depth); deeper scopes still push their ranges but get no "
@@ -83,8 +88,7 @@ NSIGHTKIT_DETAIL_ENTRY void report_depth_limit() noexcept {
 }
 
 NSIGHTKIT_DETAIL_ENTRY void report_out_of_memory() noexcept {
-  std::atomic<bool>& reported = registry().out_of_memory_reported;
-  if (reported.load(std::memory_order_relaxed) || reported.exchange(true)) return;
+  if (!first_report(registry().out_of_memory_reported)) return;
   std::fprintf(stderr,
                "nsightkit: out of memory while storing a module path; module calls whose path "
                "could not be stored run without hooks, and current_module_path() is \"\" in "
@@ -103,7 +107,7 @@ NSIGHTKIT_DETAIL_ENTRY HookList const* global_hooks_snapshot() noexcept {
 }
 
 NSIGHTKIT_DETAIL_ENTRY void report_hook_exception() noexcept {
-  if (registry().hook_exception_reported.exchange(true)) return;
+  if (!first_report(registry().hook_exception_reported)) return;
   std::fprintf(stderr,
                "nsightkit: a module hook threw an exception; hooks must not throw, the exception "
                "was ignored (reported once)\n");
