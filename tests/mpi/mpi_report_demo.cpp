@@ -6,7 +6,9 @@
 // rank 0 alone saves a checkpoint (a path the other ranks lack) and sets a mark.
 //
 //   mpi_report_demo [--explicit] [--no-same-host] [--timeout S] [--slow-ms MS]
-//                   [--fake-gpu cupti|mixed] [--fail throw|stall-gather|stall-collective|die]
+//                   [--min-excess-ms MS] [--fake-gpu cupti|mixed]
+//                   [--fail throw|stall-gather|stall-collective|die]
+// --min-excess-ms: the straggler rule's absolute threshold (MergeOptions::min_excess_ms).
 // --fake-gpu: GPU sources without a GPU. cupti: on every rank a fake CUPTI source records one
 // kernel per call of forward/layer1 (200 us, stream 7) and of the all-reduce (on "NCCL's" stream
 // 13: 2 ms on rank 0, which waits there for the straggler, 200 us on rank 1), as CUPTI would
@@ -154,6 +156,8 @@ int main(int argc, char** argv) {
       options.timeout_s = std::atof(argv[++i]);
     } else if (a == "--slow-ms" && i + 1 < argc) {
       slow_ms = std::atoi(argv[++i]);
+    } else if (a == "--min-excess-ms" && i + 1 < argc) {
+      options.merge.min_excess_ms = std::atof(argv[++i]);
     } else if (a == "--fail" && i + 1 < argc) {
       fail = argv[++i];
     } else {
