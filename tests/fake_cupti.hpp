@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #if NSIGHTKIT_ENABLED
@@ -73,6 +74,19 @@ class FakeCupti final : public nr::AttributionSource {
     a.start = a.end = t;
     queued_.push_back(a);
   }
+
+  /// The CUPTI stream id (device 0) a stream handle has, for work launched on it by threads
+  /// outside any range; a handle not listed is one CUPTI cannot tell.
+  bool stream_key(void* stream, std::uint64_t& key) override {
+    for (auto const& [handle, id] : streams) {
+      if (handle == stream) {
+        key = id;
+        return true;
+      }
+    }
+    return false;
+  }
+  std::vector<std::pair<void*, std::uint32_t>> streams;
 
   /// A host-blocking call `api` that took `ns` on this thread, as CUPTI's exit callback sees it.
   void sync(char const* api, std::int64_t ns) { note_sync(intern_name(api), ns); }

@@ -267,7 +267,7 @@ class GpuSummary:
     its records, devices and streams (lists of dicts as written). Absent counters read as 0."""
 
     COUNTERS = ("ranges_timed", "ranges_pending", "ranges_skipped", "events_created", "records",
-                "records_dropped", "records_unattributed", "records_late")
+                "records_dropped", "records_unattributed", "records_late", "records_delegated")
     __slots__ = COUNTERS + ("source", "note", "devices", "streams", "error", "raw")
 
     def __init__(self, raw):

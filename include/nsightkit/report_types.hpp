@@ -218,6 +218,10 @@ struct GpuWorkStats {
   std::int64_t sync_ns{0};  ///< time blocked in them
   std::string sync_api;     ///< the call that blocked longest in total ("cudaStreamSynchronize")
   std::uint64_t legacy_stream_work{0};  ///< kernels, copies, memsets on the legacy default stream
+  /// Of `kernels`, those a thread without ranges launched on a stream this range (or one nested
+  /// in it) had made current (NCCL's launch thread), and their summed time.
+  std::uint64_t delegated_kernels{0};
+  std::int64_t delegated_kernel_ns{0};  ///< their summed durations
 };
 
 /// One row of the report: a range path, merged over threads or of one thread.
@@ -306,6 +310,9 @@ struct GpuTimingStats {
   std::uint64_t records_dropped{0};       ///< records CUPTI dropped (buffers full)
   std::uint64_t records_unattributed{0};  ///< records of work launched outside any range
   std::uint64_t records_late{0};  ///< records that arrived after their range's work was settled
+  /// Records of work a thread without ranges launched on a stream a range had made current:
+  /// counted for that range.
+  std::uint64_t records_delegated{0};
   std::vector<GpuDeviceStats> devices;  ///< per device: all work, attributed or not
   std::vector<GpuStreamStats> streams;  ///< per stream
 };

@@ -1,7 +1,8 @@
 // The CUPTI GPU source on a real device: every kernel, copy and memset counted for the range
 // that launched it, on any stream, from any thread, inside cuBLAS and graph launches; busy is the
 // union of the intervals (concurrent kernels once), serial kernels make busy equal their summed
-// time; device allocations per range. Spin kernels wait on the GPU's global timer, so their
+// time; device allocations per range; a thread launching outside any range on a stream a range
+// made current. Spin kernels wait on the GPU's global timer, so their
 // lengths do not depend on clocks.
 #include "gpu/gpu_support.cuh"
 
@@ -251,6 +252,37 @@ TEST_CASE("a second thread's launches go to its own ranges") {
   auto const snap = Report::snapshot();
   REQUIRE(work(snap, "worker").kernels == 2);
   REQUIRE(work(snap, "main").kernels == 1);
+}
+
+TEST_CASE("a thread launching outside any range, on a stream a range made current: that range's") {
+  Stream comm;
+  spin<<<1, 1, 0, comm.s>>>(1);
+  NSIGHTKIT_CUDA_CHECK(cudaStreamSynchronize(comm.s));
+  Session session;
+  {
+    ScopedRange bwd{"backward"};
+    nsightkit::CurrentStream const on{nsightkit::StreamView{comm.s}};
+    ScopedRange ar{"allreduce"};
+    // A communication library's own thread, as NCCL's non-blocking communicator launches.
+    std::thread launcher{[&comm] {
+      spin<<<1, 1, 0, comm.s>>>(20 * us);
+      spin<<<1, 1, 0, comm.s>>>(20 * us);
+    }};
+    launcher.join();
+    NSIGHTKIT_CUDA_CHECK(cudaStreamSynchronize(comm.s));
+  }
+  auto const snap = Report::snapshot();
+  auto const& w = work(snap, "backward/allreduce");
+  REQUIRE(w.kernels == 2);
+  REQUIRE(w.self_kernels == 2);
+  REQUIRE(w.calls_with_work == 1);
+  REQUIRE(w.busy_ns == w.kernel_ns);
+  REQUIRE(w.kernel_ns >= 40 * us);
+  REQUIRE(w.delegated_kernels == 2);
+  REQUIRE(w.delegated_kernel_ns == w.kernel_ns);
+  REQUIRE(work(snap, "backward").kernels == 2);
+  REQUIRE(snap.gpu.records_delegated == 2);
+  REQUIRE(snap.gpu.records_unattributed == 0);
 }
 
 TEST_CASE("device memory allocated inside a range is charged to it") {

@@ -52,6 +52,7 @@ TEST_CASE("kernels on two streams: busy is their union, kernel time their sum, i
   REQUIRE(w.idle_ns == 400);
   REQUIRE(w.calls_with_work == 1);
   REQUIRE(w.streams == 2);
+  REQUIRE(w.delegated_kernels == 0);
   REQUIRE(w.launch_latency.count == 3);
   REQUIRE(w.launch_latency.min_ns == 900);   // a: 1000 - 100
   REQUIRE(w.launch_latency.max_ns == 1880);  // c: 2000 - 120
@@ -359,6 +360,161 @@ TEST_CASE("too much parked work settles the old part early and stays bounded") {
   REQUIRE(snap.find("op")->work.calls_with_work == 1000);
 }
 
+namespace {
+/// A stream handle for the CPU tests (never dereferenced) that the fake names `id`.
+cudaStream_t fake_stream(std::uintptr_t handle, std::uint32_t id) {
+  auto* s = reinterpret_cast<cudaStream_t>(handle);
+  fake->streams.emplace_back(static_cast<void*>(s), id);
+  return s;
+}
+
+/// A launch made by a thread of its own that opens no range (NCCL's launch thread, say).
+std::uint32_t launch_from_other_thread() {
+  std::uint32_t id = 0;
+  std::thread t{[&] { id = fake->launch(FakeCupti::now()); }};
+  t.join();
+  return id;
+}
+}  // namespace
+
+TEST_CASE(
+    "work another thread launches outside any range counts for the range that made its "
+    "stream current, inside its parents' busy union") {
+  Session session;
+  cudaStream_t const nccl = fake_stream(0x1000, 13);
+  std::uint32_t own = 0, delegated = 0;
+  {
+    ScopedRange bwd{"backward"};
+    own = fake->launch(FakeCupti::now());
+    nsightkit::CurrentStream const on{nsightkit::StreamView{nccl}};
+    ScopedRange ar{"allreduce"};
+    delegated = launch_from_other_thread();
+  }
+  fake->kernel(own, 1, 1000, 1400);  // backward's own kernel, overlapped by the all-reduce
+  fake->kernel(delegated, 13, 1200, 2000, "nccl_allreduce");
+  auto const snap = Report::snapshot();
+  auto const& ar = snap.find("backward/allreduce")->work;
+  REQUIRE(ar.kernels == 1);
+  REQUIRE(ar.self_kernels == 1);
+  REQUIRE(ar.busy_ns == 800);
+  REQUIRE(ar.calls_with_work == 1);
+  REQUIRE(ar.streams == 1);
+  REQUIRE(ar.top_kernels.at(0).name == "nccl_allreduce");
+  REQUIRE(ar.delegated_kernels == 1);
+  REQUIRE(ar.delegated_kernel_ns == 800);
+  auto const& bwd = snap.find("backward")->work;
+  REQUIRE(bwd.kernels == 2);
+  REQUIRE(bwd.self_kernels == 1);
+  REQUIRE(bwd.busy_ns == 1000);  // [1000, 2000): the union, not 400 + 800
+  REQUIRE(bwd.calls_with_work == 1);
+  REQUIRE(bwd.delegated_kernels == 1);  // inclusive, as kernels
+  REQUIRE(snap.gpu.records_delegated == 1);
+  REQUIRE(snap.gpu.records_unattributed == 0);
+  std::string const json = Report::summary_json(snap);
+  REQUIRE(json.find("\"delegated_kernels\":1,\"delegated_kernel_ns\":800}") != std::string::npos);
+  REQUIRE(json.find("\"records_delegated\":1,") != std::string::npos);
+  std::string const table = Report::format_table(snap);
+  REQUIRE(table.find("1 launched by a thread without ranges on a stream a range had made "
+                     "current") != std::string::npos);
+  REQUIRE(table.find("launched outside any range") == std::string::npos);
+}
+
+TEST_CASE(
+    "work launched after the owning range ended goes to the last range that made the "
+    "stream current; work on a stream no range made current, or launched before any "
+    "did, stays unattributed") {
+  Session session;
+  cudaStream_t const comm = fake_stream(0x2000, 21);
+  fake_stream(0x3000, 22);  // known to CUPTI, never made current
+  std::uint32_t const early = launch_from_other_thread();
+  for (int bucket = 0; bucket < 2; ++bucket) {
+    nsightkit::CurrentStream const on{nsightkit::StreamView{comm}};
+    ScopedRange r{bucket == 0 ? "bucket 0" : "bucket 1"};
+  }
+  // A non-blocking communicator launches once the call that queued the work has returned.
+  std::uint32_t const late = launch_from_other_thread();
+  std::uint32_t const elsewhere = launch_from_other_thread();
+  fake->kernel(early, 21, 100, 200);
+  fake->kernel(late, 21, 300, 450);
+  fake->kernel(elsewhere, 22, 500, 600);
+  auto const snap = Report::snapshot();
+  REQUIRE(snap.find("bucket 0")->work.kernels == 0);
+  REQUIRE(snap.find("bucket 1")->work.kernels == 1);
+  REQUIRE(snap.find("bucket 1")->work.busy_ns == 150);
+  REQUIRE(snap.gpu.records_delegated == 1);
+  REQUIRE(snap.gpu.records_unattributed == 2);
+}
+
+TEST_CASE(
+    "a range inside the one that made a stream current does not own it; one that makes "
+    "another stream current does") {
+  Session session;
+  cudaStream_t const a = fake_stream(0x4000, 31);
+  cudaStream_t const b = fake_stream(0x5000, 32);
+  std::uint32_t on_a = 0, on_b = 0;
+  {
+    nsightkit::CurrentStream const cur{nsightkit::StreamView{a}};
+    ScopedRange outer{"outer"};
+    ScopedRange inner{"inner"};
+    on_a = launch_from_other_thread();
+    nsightkit::CurrentStream const other{nsightkit::StreamView{b}};
+    ScopedRange comm{"comm"};
+    on_b = launch_from_other_thread();
+  }
+  fake->kernel(on_a, 31, 0, 100);
+  fake->kernel(on_b, 32, 200, 260);
+  auto const snap = Report::snapshot();
+  REQUIRE(snap.find("outer")->work.kernels == 2);
+  REQUIRE(snap.find("outer")->work.self_kernels == 1);
+  REQUIRE(snap.find("outer/inner")->work.kernels == 1);  // comm's, nested in it
+  REQUIRE(snap.find("outer/inner")->work.self_kernels == 0);
+  REQUIRE(snap.find("outer/inner/comm")->work.kernels == 1);
+  REQUIRE(snap.find("outer/inner/comm")->work.self_kernels == 1);
+  REQUIRE(snap.gpu.records_delegated == 2);
+}
+
+TEST_CASE("a thread with ranges of its own, launching outside them, is not delegated") {
+  Session session;
+  cudaStream_t const s = fake_stream(0x8000, 61);
+  {
+    nsightkit::CurrentStream const on{nsightkit::StreamView{s}};
+    ScopedRange r{"owner"};
+  }
+  std::uint32_t id = 0;
+  std::thread t{[&] {
+    { ScopedRange r{"loader"}; }
+    id = fake->launch(FakeCupti::now());  // outside its own (ended) range
+  }};
+  t.join();
+  fake->kernel(id, 61, 0, 10);
+  auto const snap = Report::snapshot();
+  REQUIRE(snap.find("owner")->work.kernels == 0);
+  REQUIRE(snap.gpu.records_delegated == 0);
+  REQUIRE(snap.gpu.records_unattributed == 1);
+}
+
+TEST_CASE("a stream made current by a range still open at the snapshot: its work so far counts") {
+  Session session;
+  cudaStream_t const s = fake_stream(0x6000, 41);
+  std::uint32_t first = 0, second = 0;
+  {
+    nsightkit::CurrentStream const on{nsightkit::StreamView{s}};
+    ScopedRange r{"serving"};
+    first = launch_from_other_thread();
+    fake->kernel(first, 41, 0, 500);
+    REQUIRE(Report::snapshot().gpu.records_delegated == 1);  // settled while "serving" is open
+    second = launch_from_other_thread();
+  }
+  fake->kernel(second, 41, 1000, 1200);
+  auto const snap = Report::snapshot();
+  REQUIRE(snap.gpu.records_delegated == 2);
+  auto const& w = snap.find("serving")->work;
+  REQUIRE(w.kernels == 2);
+  REQUIRE(w.busy_ns == 700);
+  REQUIRE(w.span_ns == 1200);
+  REQUIRE(w.calls_with_work == 1);
+}
+
 TEST_CASE("reset() forgets GPU work, and work launched before it is dropped when it arrives") {
   Session session;
   std::uint32_t before = 0;
@@ -377,6 +533,22 @@ TEST_CASE("reset() forgets GPU work, and work launched before it is dropped when
   auto const snap = Report::snapshot();
   REQUIRE(snap.find("old") == nullptr);
   REQUIRE(snap.find("new")->work.kernels == 1);
+}
+
+TEST_CASE("reset() forgets which ranges made streams current") {
+  Session session;
+  cudaStream_t const s = fake_stream(0x7000, 51);
+  {
+    nsightkit::CurrentStream const on{nsightkit::StreamView{s}};
+    ScopedRange r{"before reset"};
+  }
+  Report::reset();
+  std::uint32_t const id = launch_from_other_thread();
+  fake->kernel(id, 51, 0, 10);
+  auto const snap = Report::snapshot();
+  REQUIRE(snap.find("before reset") == nullptr);
+  REQUIRE(snap.gpu.records_delegated == 0);
+  REQUIRE(snap.gpu.records_unattributed == 1);
 }
 #endif
 

@@ -28,15 +28,29 @@ struct AttributionThread final : ThreadGpu {
   struct Open {
     std::uint32_t node;
     std::uint32_t seq_begin;
+    void* stream{nullptr};  // the thread's current stream when the range began
+    bool owns{false};       // the range made `stream` current (its parent had another one)
+    std::uint64_t key{0};   // owns: the stream as activity records name it (stream_key)
+    std::int64_t start{0};  // owns: when it began
   };
   struct Instance {
     std::uint32_t node;
     std::uint32_t seq_begin;
     std::uint32_t seq_end;
   };
+  /// A range that made a stream current, ended: work other threads launch on that stream
+  /// outside any range of theirs (a library's own launch thread) is counted for it.
+  struct Owned {
+    std::uint64_t key;
+    std::uint32_t node;
+    std::uint32_t seq;  // the launch sequence number the range reserved for such work
+    std::uint64_t generation;
+    std::int64_t start, end;
+  };
   std::vector<Open> open;        // under the thread's lock; the launch callback reads it on the
                                  // owning thread (which alone writes it)
   std::vector<Instance> closed;  // ranges that ended having launched work; under the lock
+  std::vector<Owned> owned;      // under the lock; taken by every settle
   std::atomic<std::uint32_t> seq{0};         // launches noted on this thread; the owner writes it
   std::uint32_t index{0};                    // ThreadData::index
   std::uint64_t const* generation{nullptr};  // ThreadData::stack_generation (owner-only)
@@ -50,6 +64,7 @@ struct Parked {
   Launch l;
   std::uint32_t replay{no_node};  // a graph node's work: the id of its captured relative path
   std::uint32_t target{no_node};  // ... and the node of the replaying thread it belongs to
+  bool delegated{false};          // launched outside any range, given to its stream's owner
 };
 /// One component of a captured graph's relative path.
 struct Component {
@@ -92,6 +107,29 @@ struct Totals {
     }
   } kernel, copy, kernel_or_copy;
 };
+
+/// A range that made a stream current, as the source's index of stream owners keeps it.
+struct StreamOwner {
+  std::uint32_t thread, node, seq;
+  std::uint64_t generation;
+  std::int64_t start, end;  // end: INT64_MAX while the range is open
+};
+
+/// The owner of a stream for work launched at `when` by a thread outside any range: of the
+/// ranges that had made the stream current by then (`owners` sorted by start), the innermost one
+/// still open at `when`, else the one that ended last (a library may launch after the call that
+/// queued the work returned). Null when none had begun.
+inline StreamOwner const* owner_at(std::vector<StreamOwner> const& owners, std::int64_t when) {
+  auto it = std::upper_bound(owners.begin(), owners.end(), when,
+                             [](std::int64_t t, StreamOwner const& o) { return t < o.start; });
+  StreamOwner const* last = nullptr;
+  while (it != owners.begin()) {
+    --it;
+    if (it->end >= when) return &*it;  // the latest start among those open at `when`
+    if (last == nullptr || it->end > last->end) last = &*it;
+  }
+  return last;
+}
 
 /// Where a live device allocation was attributed.
 struct Allocation {
@@ -137,6 +175,10 @@ inline void add_to_call(Partial& p, Parked const& r, bool mine) {
     if (mine) ++w.self_kernels;
     w.kernel_ns += a.end - a.start;
     w.add_kernel(a.name, a.end - a.start);
+    if (r.delegated) {
+      ++w.delegated_kernels;
+      w.delegated_kernel_ns += a.end - a.start;
+    }
   } else if (a.kind == GpuActivity::Kind::memcpy) {
     w.copies[static_cast<int>(a.copy)].add(a);
   } else {

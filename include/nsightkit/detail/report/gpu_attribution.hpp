@@ -14,6 +14,11 @@
 //   which includes the work of every range nested inside it. Per instance: busy = union of its
 //   intervals (concurrent work once), span = first start to last end; summed per path node.
 //   Ranges still open at a settle keep a partial sum and finish when they end.
+// - Delegated launches: work launched by a thread that opens no ranges (NCCL's launch thread, a
+//   library's worker) on a stream that a range made current (CurrentStream before the range) is
+//   counted for that range (owner_at), as if the range had launched it: such a range reserves
+//   one sequence number at its begin, and the work is given that number at a settle. A thread
+//   with ranges of its own keeps its launches outside them unattributed, as before.
 //
 // Lock order: settle_mutex_, then State::mutex, then a ThreadData::lock, then mutex_ (innermost).
 #pragma once
@@ -181,19 +186,34 @@ class AttributionSource : public GpuSource {
   /// Parked activities beyond which the oldest work is settled without waiting for a flush.
   void set_max_parked(std::size_t n) noexcept { max_parked_ = n; }
 
+  /// The stream `stream` (a CUstream) as activity records name it: device << 32 | stream id.
+  /// False when it cannot be told; work launched on it by other threads is then not delegated.
+  virtual bool stream_key(void* stream, std::uint64_t& key) {
+    (void)stream;
+    (void)key;
+    return false;
+  }
+
   // ---- GpuSource ----
 
   void begin(State& s, ThreadData& td, Frame& f, GpuContext const& ctx) override {
-    (void)s;
-    (void)ctx;
     AttributionThread& t = data(td);
     launch_cursor.thread = &t;  // this thread's launch callbacks find their ranges here
     f.gpu = static_cast<std::uint32_t>(t.open.size());
-    t.open.push_back(AttributionThread::Open{f.node, t.seq.load(std::memory_order_relaxed)});
+    AttributionThread::Open o{f.node, t.seq.load(std::memory_order_relaxed)};
+    o.stream = ctx.stream;
+    if (ctx.stream != nullptr && (t.open.empty() || t.open.back().stream != ctx.stream) &&
+        stream_key(ctx.stream, o.key)) {
+      // It made the stream current: a sequence number of its own for what other threads launch
+      // there on its behalf, inside it (and its parents) whether or not it launches anything.
+      o.owns = true;
+      o.start = s.now();
+      t.seq.store(o.seq_begin + 1, std::memory_order_relaxed);
+    }
+    t.open.push_back(o);
   }
 
   void end(State& s, ThreadData& td, Frame const& f) override {
-    (void)s;
     AttributionThread& t = data(td);
     if (f.gpu >= t.open.size()) return;
     AttributionThread::Open const o = t.open[f.gpu];
@@ -201,6 +221,13 @@ class AttributionSource : public GpuSource {
     std::uint32_t const now = t.seq.load(std::memory_order_relaxed);
     if (now != o.seq_begin)
       t.closed.push_back(AttributionThread::Instance{o.node, o.seq_begin, now});
+    if (o.owns) {
+      if (t.owned.size() >= max_owned) {  // nothing settled for long: the oldest half goes
+        t.owned.erase(t.owned.begin(), t.owned.begin() + max_owned / 2);
+      }
+      t.owned.push_back(
+          AttributionThread::Owned{o.key, o.node, o.seq_begin, *t.generation, o.start, s.now()});
+    }
   }
 
   void drop_open(State& s, ThreadData& td) override {
@@ -231,6 +258,7 @@ class AttributionSource : public GpuSource {
     out.records_dropped = dropped_.load(std::memory_order_relaxed);
     out.records_unattributed = unattributed_;
     out.records_late = late_;
+    out.records_delegated = delegated_count_;
     out.error = error_;
     for (auto const& [key, d] : devices_) {
       std::int64_t const overlap =
@@ -268,7 +296,8 @@ class AttributionSource : public GpuSource {
     std::lock_guard<std::mutex> lock{mutex_};
     devices_.clear();
     streams_.clear();
-    records_ = unattributed_ = late_ = 0;
+    records_ = unattributed_ = late_ = delegated_count_ = 0;
+    owners_.clear();
     dropped_.store(0, std::memory_order_relaxed);
   }
 
@@ -355,6 +384,13 @@ class AttributionSource : public GpuSource {
     // A replayed node with a captured path needs no open range: launched at the top level, its
     // work goes to the captured path itself.
     if (!l.known() || (l.node == no_node && replay == no_node)) {
+      if (!l.known() && l.entered != 0) {
+        // Launched by a thread that opens no ranges: perhaps on behalf of the range that owns
+        // its stream (looked up at the next settle, when every thread's ranges are known).
+        delegated_.push_back(Parked{a, l, no_node, no_node});
+        ++parked_;
+        return;
+      }
       ++unattributed_;
       return;
     }
@@ -491,6 +527,10 @@ class AttributionSource : public GpuSource {
         ++w.kernels;
         ++w.self_kernels;
         w.kernel_ns += p.a.end - p.a.start;
+        if (p.delegated) {
+          ++w.delegated_kernels;
+          w.delegated_kernel_ns += p.a.end - p.a.start;
+        }
       }
     }
   }
@@ -520,7 +560,9 @@ class AttributionSource : public GpuSource {
     }
     std::size_t const cap = s.max_trace_events.load(std::memory_order_relaxed);
     bool const trace = s.trace.load(std::memory_order_relaxed);
-    for (ThreadData* td : all_threads(s)) {
+    std::vector<ThreadData*> const threads = all_threads(s);
+    delegate(threads, everything);
+    for (ThreadData* td : threads) {
       std::vector<Slice> slices;
       settle(s, *td, everything, slices);
       if (!trace || slices.empty()) continue;
@@ -540,6 +582,89 @@ class AttributionSource : public GpuSource {
     settle_totals();
   }
 
+  /// Gives the work launched outside any range to the ranges that own its streams: the work
+  /// joins its owner's thread as if that range had launched it. Work no range owns is counted
+  /// as unattributed.
+  void delegate(std::vector<ThreadData*> const& threads, bool everything) {
+    std::map<std::uint64_t, std::vector<StreamOwner>> open;  // ranges still open, by stream
+    for (ThreadData* td : threads) {
+      std::vector<AttributionThread::Owned> ended;
+      {
+        SpinGuard lock{td->lock};
+        auto* t = static_cast<AttributionThread*>(td->gpu[cupti_slot].get());
+        if (t == nullptr) continue;
+        ended.swap(t->owned);
+        // Ranges of an earlier generation (before a reset) own nothing any more.
+        ended.erase(std::remove_if(ended.begin(), ended.end(),
+                                   [&](AttributionThread::Owned const& o) {
+                                     return o.generation != td->generation;
+                                   }),
+                    ended.end());
+        for (AttributionThread::Open const& o : t->open) {
+          if (o.owns && td->stack_generation == td->generation) {
+            open[o.key].push_back(StreamOwner{t->index, o.node, o.seq_begin, td->stack_generation,
+                                              o.start, INT64_MAX});
+          }
+        }
+      }
+      if (ended.empty()) continue;
+      std::lock_guard<std::mutex> lock{mutex_};
+      for (AttributionThread::Owned const& o : ended) {
+        owners_[o.key].push_back(StreamOwner{static_cast<std::uint32_t>(td->index), o.node, o.seq,
+                                             o.generation, o.start, o.end});
+      }
+    }
+    std::lock_guard<std::mutex> lock{mutex_};
+    for (auto& [key, v] : open) {
+      auto& all = owners_[key];
+      all.insert(all.end(), v.begin(), v.end());
+    }
+    for (auto& [key, v] : owners_) {
+      (void)key;
+      std::sort(v.begin(), v.end(),
+                [](StreamOwner const& a, StreamOwner const& b) { return a.start < b.start; });
+    }
+    for (Parked& p : delegated_) {
+      --parked_;
+      auto it = owners_.find((std::uint64_t{p.a.device} << 32) | p.a.stream);
+      StreamOwner const* o = it != owners_.end() ? owner_at(it->second, p.l.entered) : nullptr;
+      if (o == nullptr) {
+        ++unattributed_;
+        continue;
+      }
+      ++delegated_count_;
+      p.delegated = true;
+      p.l.thread = o->thread;
+      p.l.node = o->node;
+      p.l.seq = o->seq;
+      p.l.generation = static_cast<std::uint32_t>(o->generation);
+      ThreadWork& tw = thread_work(o->thread);
+      tw.parked.push_back(p);
+      tw.arrived = std::max(tw.arrived, o->seq + 1);
+      ++parked_;
+    }
+    delegated_.clear();
+    // Keep what later work may still need: every ended owner until a flush has delivered all
+    // work launched so far (then the last one of each stream), at most max_owned per stream.
+    for (auto& [key, v] : owners_) {
+      (void)key;
+      v.erase(std::remove_if(v.begin(), v.end(),
+                             [](StreamOwner const& o) { return o.end == INT64_MAX; }),
+              v.end());
+      if (everything && v.size() > 1) {
+        auto last = std::max_element(
+            v.begin(), v.end(),
+            [](StreamOwner const& a, StreamOwner const& b) { return a.end < b.end; });
+        StreamOwner const keep = *last;
+        v.assign(1, keep);
+      } else if (v.size() > max_owned) {
+        v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() - max_owned));
+      }
+    }
+  }
+
+  static constexpr std::size_t max_owned = std::size_t{1} << 14;
+
   CorrelationTable table_;
   std::mutex settle_mutex_;
   mutable std::mutex mutex_;
@@ -552,9 +677,11 @@ class AttributionSource : public GpuSource {
   std::vector<std::vector<Component>> paths_;
   std::unordered_map<std::string, std::uint32_t> path_ids_;
   std::unordered_map<char const*, std::uint32_t> name_by_pointer_;
+  std::vector<Parked> delegated_;  // launched outside any range, not yet given an owner
+  std::map<std::uint64_t, std::vector<StreamOwner>> owners_;  // by stream key, sorted by start
   std::size_t parked_{0};
   std::size_t max_parked_{std::size_t{1} << 20};
-  std::uint64_t records_{0}, unattributed_{0}, late_{0};
+  std::uint64_t records_{0}, unattributed_{0}, late_{0}, delegated_count_{0};
   std::atomic<std::uint64_t> dropped_{0};
   std::string error_;
 };

@@ -27,6 +27,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
@@ -250,6 +251,8 @@ class CuptiSource final : public AttributionSource {
       auto const* r = static_cast<CUpti_ResourceData const*>(data);
       if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) me->add_context(r->context);
       if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) me->context_ending(r->context);
+      if (cbid == CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING)
+        me->forget_stream(r->resourceHandle.stream);
       if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
           cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
         auto const* g = static_cast<CUpti_GraphData const*>(r->resourceDescriptor);
@@ -306,6 +309,42 @@ class CuptiSource final : public AttributionSource {
     if (d->context != last) {
       last = d->context;
       me->add_context(d->context);
+    }
+  }
+
+  /// The stream's device and CUPTI id, as its activity records carry them; learnt the first
+  /// time a range makes it current (on that thread, whose current device is the stream's).
+  bool stream_key(void* stream, std::uint64_t& key) override {
+    if (reinterpret_cast<std::uintptr_t>(stream) <= 2) return false;  // the default streams
+    NSIGHTKIT_DETAIL_TRY {
+      std::lock_guard<std::mutex> lock{streams_mutex_};
+      for (auto const& [known, k] : stream_keys_) {
+        if (known == stream) {
+          key = k;
+          return true;
+        }
+      }
+      std::uint32_t id = 0, device = 0;
+      if (cuptiGetStreamIdEx(nullptr, static_cast<CUstream>(stream), 0, &id) != CUPTI_SUCCESS ||
+          cuptiGetDeviceId(nullptr, &device) != CUPTI_SUCCESS)
+        return false;
+      key = (std::uint64_t{device} << 32) | id;
+      if (stream_keys_.size() >= 4096) stream_keys_.erase(stream_keys_.begin());
+      stream_keys_.emplace_back(stream, key);
+      return true;
+    }
+    NSIGHTKIT_DETAIL_CATCH(...) {}
+    return false;
+  }
+
+  /// A stream is destroyed: its handle may come back for another stream.
+  void forget_stream(CUstream stream) {
+    std::lock_guard<std::mutex> lock{streams_mutex_};
+    for (auto it = stream_keys_.begin(); it != stream_keys_.end(); ++it) {
+      if (it->first == static_cast<void*>(stream)) {
+        stream_keys_.erase(it);
+        return;
+      }
     }
   }
 
@@ -514,6 +553,8 @@ class CuptiSource final : public AttributionSource {
   std::mutex contexts_mutex_;
   std::vector<CUcontext> contexts_;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> legacy_streams_;  // (context, stream id)
+  std::mutex streams_mutex_;
+  std::vector<std::pair<void*, std::uint64_t>> stream_keys_;  // streams ranges made current
 };
 
 NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<CuptiSource*> cupti_source_ptr{nullptr};

@@ -153,7 +153,9 @@ struct GpuWork {
   std::uint64_t freed_bytes{0};
   std::uint64_t live_bytes{0};
   std::uint64_t peak_bytes{0};
-  std::uint64_t legacy{0};  // work on the legacy default stream
+  std::uint64_t legacy{0};             // work on the legacy default stream
+  std::uint64_t delegated_kernels{0};  // kernels launched for the range by another thread
+  std::int64_t delegated_kernel_ns{0};
   struct Sync {
     std::uint32_t api;  // interned name
     std::uint64_t count;
@@ -235,6 +237,8 @@ struct GpuWork {
     live_bytes += o.live_bytes;
     peak_bytes += o.peak_bytes;  // threads' peaks need not coincide: an upper bound when merged
     legacy += o.legacy;
+    delegated_kernels += o.delegated_kernels;
+    delegated_kernel_ns += o.delegated_kernel_ns;
     for (Sync const& x : o.syncs) {
       bool found = false;
       for (Sync& mine : syncs) {

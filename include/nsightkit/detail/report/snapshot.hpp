@@ -96,6 +96,8 @@ inline GpuWorkStats work_stats(GpuWork const& w, KernelNames const& names) {
   st.freed_bytes = w.freed_bytes;
   st.peak_bytes = w.peak_bytes;
   st.legacy_stream_work = w.legacy;
+  st.delegated_kernels = w.delegated_kernels;
+  st.delegated_kernel_ns = w.delegated_kernel_ns;
   std::int64_t longest = -1;
   for (GpuWork::Sync const& x : w.syncs) {
     st.sync_calls += x.count;

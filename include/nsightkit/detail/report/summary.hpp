@@ -63,7 +63,9 @@ inline void json_work(std::string& out, GpuWorkStats const& w) {
                  w.allocations, w.allocated_bytes, w.freed_bytes, w.peak_bytes, w.sync_calls,
                  w.sync_ns);
   json_string(out, w.sync_api);
-  fmt::format_to(std::back_inserter(out), ",\"legacy_stream_work\":{}}}", w.legacy_stream_work);
+  fmt::format_to(std::back_inserter(out),
+                 ",\"legacy_stream_work\":{},\"delegated_kernels\":{},\"delegated_kernel_ns\":{}}}",
+                 w.legacy_stream_work, w.delegated_kernels, w.delegated_kernel_ns);
 }
 
 inline void json_row(std::string& out, PathStats const& r) {
@@ -173,9 +175,9 @@ inline void summary_json(TextSink& sink, ReportSnapshot const& s) {
   json_string(out, s.gpu.note);
   fmt::format_to(std::back_inserter(out),
                  ",\"records\":{},\"records_dropped\":{},\"records_unattributed\":{},"
-                 "\"records_late\":{},\"devices\":[",
+                 "\"records_late\":{},\"records_delegated\":{},\"devices\":[",
                  s.gpu.records, s.gpu.records_dropped, s.gpu.records_unattributed,
-                 s.gpu.records_late);
+                 s.gpu.records_late, s.gpu.records_delegated);
   for (std::size_t i = 0; i < s.gpu.devices.size(); ++i) {
     GpuDeviceStats const& d = s.gpu.devices[i];
     fmt::format_to(std::back_inserter(out),

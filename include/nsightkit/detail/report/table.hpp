@@ -190,6 +190,11 @@ inline void format_cupti_lines(std::string& out, ReportSnapshot const& s) {
   if (g.records_unattributed != 0)
     fmt::format_to(std::back_inserter(out), ", {} launched outside any range",
                    g.records_unattributed);
+  if (g.records_delegated != 0)
+    fmt::format_to(std::back_inserter(out),
+                   ", {} launched by a thread without ranges on a stream a range had made "
+                   "current (counted for that range)",
+                   g.records_delegated);
   if (g.records_dropped != 0)
     fmt::format_to(std::back_inserter(out), ", {} records dropped by CUPTI (buffers full)",
                    g.records_dropped);
