@@ -22,6 +22,14 @@ add_test(NAME report_env_files
           -DMODE=${_nsk_report_mode} -P ${CMAKE_CURRENT_SOURCE_DIR}/report/run_report_demo.cmake)
 set_tests_properties(report_env_files PROPERTIES LABELS cpu ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
 
+# scripts/gpu/compare_cupti_ncu.py (the judge of the CUPTI numbers against ncu on the GPU machine)
+# on crafted inputs: kernels a library's thread launched, counted for the range that made their
+# stream current, against ncu's kernels outside every range.
+add_test(NAME compare_cupti_ncu
+  COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/report/test_compare_cupti_ncu.py
+          --script ${PROJECT_SOURCE_DIR}/scripts/gpu/compare_cupti_ncu.py)
+set_tests_properties(compare_cupti_ncu PROPERTIES LABELS cpu)
+
 # A table on stderr at exit, from the environment alone.
 add_test(NAME report_env_table COMMAND ${CMAKE_COMMAND} -E env NSIGHTKIT_REPORT=table $<TARGET_FILE:report_demo>)
 # A bad value: one message naming the variable and the bad item; the report stays off.
