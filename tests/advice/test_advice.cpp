@@ -359,7 +359,7 @@ TEST_CASE("several findings: most costly first, each in the table and the JSON")
   REQUIRE(json.find("\"rule\":\"launch-bound\"") != std::string::npos);
   // Per path: the blocking calls behind the finding.
   REQUIRE(json.find("\"sync_calls\":3,\"sync_ns\":15000000,\"sync_api\":\"cudaMemcpy\","
-                    "\"legacy_stream_work\":0}") != std::string::npos);
+                    "\"legacy_stream_work\":0,") != std::string::npos);
 }
 
 TEST_CASE("without steps the cost is for the whole run, and the table says so") {
