@@ -114,11 +114,29 @@ void print_breakdown(std::FILE* out, nsk::ReportSnapshot const& snap) {
     if (row == nullptr) continue;
     std::fprintf(out, "  of which %s: %.3f ms CPU", p.path,
                  static_cast<double>(row->cpu.total_ns) / n / 1e6);
-    if (row->gpu.count > 0 && p.nccl_stream) {
+    std::int64_t const gpu = p.nccl_stream ? gpu_ns(snap, row) : -1;
+    if (gpu >= 0) {
       std::fprintf(out, ", %.3f ms GPU (NCCL stream, including the wait for the other ranks)",
-                   static_cast<double>(row->gpu.total_ns) / n / 1e6);
+                   static_cast<double>(gpu) / n / 1e6);
     }
     std::fprintf(out, "\n");
+  }
+  // CUPTI: the gradient all-reduces' kernels, on NCCL's stream beside backward's own work.
+  std::uint64_t buckets = 0, kernels = 0;
+  std::int64_t kernel_ns = 0;
+  for (nsk::PathStats const& row : snap.paths) {
+    if (std::string_view{row.name}.substr(0, 16) != "allreduce bucket" || row.work.kernels == 0)
+      continue;
+    ++buckets;
+    kernels += row.work.kernels;
+    kernel_ns += row.work.kernel_ns;
+  }
+  if (cupti && kernels > 0) {
+    std::fprintf(out,
+                 "  of which the gradient all-reduces (%llu buckets): %.3f ms GPU kernel time on "
+                 "NCCL's stream, %.1f kernels (including the wait for the other ranks)\n",
+                 static_cast<unsigned long long>(buckets), static_cast<double>(kernel_ns) / n / 1e6,
+                 static_cast<double>(kernels) / n);
   }
   if (!snap.gpu.error.empty()) std::fprintf(out, "GPU timing: %s\n", snap.gpu.error.c_str());
 }
