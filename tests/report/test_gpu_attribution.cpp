@@ -362,11 +362,34 @@ TEST_CASE("too much parked work settles the old part early and stays bounded") {
 
 namespace {
 /// A stream handle for the CPU tests (never dereferenced) that the fake names `id`.
-cudaStream_t fake_stream(std::uintptr_t handle, std::uint32_t id) {
-  auto* s = reinterpret_cast<cudaStream_t>(handle);
-  fake->streams.emplace_back(static_cast<void*>(s), id);
+void* fake_stream(std::uintptr_t handle, std::uint32_t id) {
+  auto* s = reinterpret_cast<void*>(handle);
+  fake->streams.emplace_back(s, id);
   return s;
 }
+
+/// Makes `stream` the thread's current stream for the report: CurrentStream, which needs the
+/// CUDA headers; without them (a CPU-only build) the report's thread-local that it sets.
+class OnStream {
+ public:
+#if NSIGHTKIT_HAS_CUDA
+  explicit OnStream(void* stream)
+      : current_{nsightkit::StreamView{static_cast<cudaStream_t>(stream)}} {}
+
+ private:
+  nsightkit::CurrentStream current_;
+#else
+  explicit OnStream(void* stream) : previous_{nr::current_gpu} {
+    nr::current_gpu = nr::GpuContext{stream, nullptr};
+  }
+  ~OnStream() { nr::current_gpu = previous_; }
+  OnStream(OnStream const&) = delete;
+  OnStream& operator=(OnStream const&) = delete;
+
+ private:
+  nr::GpuContext previous_;
+#endif
+};
 
 /// A launch made by a thread of its own that opens no range (NCCL's launch thread, say).
 std::uint32_t launch_from_other_thread() {
@@ -381,12 +404,12 @@ TEST_CASE(
     "work another thread launches outside any range counts for the range that made its "
     "stream current, inside its parents' busy union") {
   Session session;
-  cudaStream_t const nccl = fake_stream(0x1000, 13);
+  void* const nccl = fake_stream(0x1000, 13);
   std::uint32_t own = 0, delegated = 0;
   {
     ScopedRange bwd{"backward"};
     own = fake->launch(FakeCupti::now());
-    nsightkit::CurrentStream const on{nsightkit::StreamView{nccl}};
+    OnStream const on{nccl};
     ScopedRange ar{"allreduce"};
     delegated = launch_from_other_thread();
   }
@@ -424,11 +447,11 @@ TEST_CASE(
     "stream current; work on a stream no range made current, or launched before any "
     "did, stays unattributed") {
   Session session;
-  cudaStream_t const comm = fake_stream(0x2000, 21);
+  void* const comm = fake_stream(0x2000, 21);
   fake_stream(0x3000, 22);  // known to CUPTI, never made current
   std::uint32_t const early = launch_from_other_thread();
   for (int bucket = 0; bucket < 2; ++bucket) {
-    nsightkit::CurrentStream const on{nsightkit::StreamView{comm}};
+    OnStream const on{comm};
     ScopedRange r{bucket == 0 ? "bucket 0" : "bucket 1"};
   }
   // A non-blocking communicator launches once the call that queued the work has returned.
@@ -449,15 +472,15 @@ TEST_CASE(
     "a range inside the one that made a stream current does not own it; one that makes "
     "another stream current does") {
   Session session;
-  cudaStream_t const a = fake_stream(0x4000, 31);
-  cudaStream_t const b = fake_stream(0x5000, 32);
+  void* const a = fake_stream(0x4000, 31);
+  void* const b = fake_stream(0x5000, 32);
   std::uint32_t on_a = 0, on_b = 0;
   {
-    nsightkit::CurrentStream const cur{nsightkit::StreamView{a}};
+    OnStream const cur{a};
     ScopedRange outer{"outer"};
     ScopedRange inner{"inner"};
     on_a = launch_from_other_thread();
-    nsightkit::CurrentStream const other{nsightkit::StreamView{b}};
+    OnStream const other{b};
     ScopedRange comm{"comm"};
     on_b = launch_from_other_thread();
   }
@@ -475,9 +498,9 @@ TEST_CASE(
 
 TEST_CASE("a thread with ranges of its own, launching outside them, is not delegated") {
   Session session;
-  cudaStream_t const s = fake_stream(0x8000, 61);
+  void* const s = fake_stream(0x8000, 61);
   {
-    nsightkit::CurrentStream const on{nsightkit::StreamView{s}};
+    OnStream const on{s};
     ScopedRange r{"owner"};
   }
   std::uint32_t id = 0;
@@ -495,10 +518,10 @@ TEST_CASE("a thread with ranges of its own, launching outside them, is not deleg
 
 TEST_CASE("a stream made current by a range still open at the snapshot: its work so far counts") {
   Session session;
-  cudaStream_t const s = fake_stream(0x6000, 41);
+  void* const s = fake_stream(0x6000, 41);
   std::uint32_t first = 0, second = 0;
   {
-    nsightkit::CurrentStream const on{nsightkit::StreamView{s}};
+    OnStream const on{s};
     ScopedRange r{"serving"};
     first = launch_from_other_thread();
     fake->kernel(first, 41, 0, 500);
@@ -537,9 +560,9 @@ TEST_CASE("reset() forgets GPU work, and work launched before it is dropped when
 
 TEST_CASE("reset() forgets which ranges made streams current") {
   Session session;
-  cudaStream_t const s = fake_stream(0x7000, 51);
+  void* const s = fake_stream(0x7000, 51);
   {
-    nsightkit::CurrentStream const on{nsightkit::StreamView{s}};
+    OnStream const on{s};
     ScopedRange r{"before reset"};
   }
   Report::reset();
