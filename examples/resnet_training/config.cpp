@@ -53,7 +53,9 @@ struct Parser {
     args.add_double("momentum", "F", "SGD momentum (default 0.9)", &c.momentum, 0.0, 0.999);
     args.add_double("weight-decay", "F", "weight decay of conv and linear weights (default 5e-4)",
                     &c.weight_decay, 0.0, 1.0);
-    args.add_u64("seed", "N", "seed of the weights and the data (default 1)", &c.seed);
+    args.add_u64("rng-start", "N",
+                 "where the random numbers of the weights and the data start (default 1)",
+                 &c.rng_start);
 
     args.add_section("Model and data:");
     args.add_int("image-size", "N", "image height and width (default: 16 CPU, 64 CUDA)",

@@ -23,7 +23,7 @@ struct Config {
   double lr{0.05};
   double momentum{0.9};
   double weight_decay{5e-4};
-  std::uint64_t seed{1};
+  std::uint64_t rng_start{1};
 
   // Model and data.
   int image_size{0};

@@ -16,11 +16,11 @@ namespace nsk = nsightkit;
 std::int32_t synthesize(DataSpec const& spec, std::uint64_t index, float* image) {
   auto const start = std::chrono::steady_clock::now();
   int const size = spec.image_size, channels = spec.channels;
-  nn::Rng rng{nn::mix64(spec.seed * 0x9E3779B97F4A7C15ull ^ nn::mix64(index))};
+  nn::Rng rng{nn::mix64(spec.rng_start * 0x9E3779B97F4A7C15ull ^ nn::mix64(index))};
   auto const label = static_cast<std::int32_t>(rng.below(static_cast<std::uint32_t>(spec.classes)));
 
-  // The class's colour: fixed per (seed, class).
-  nn::Rng colour_rng{nn::mix64(spec.seed + 0xC0101234ull) ^ static_cast<std::uint64_t>(label)};
+  // The class's colour: fixed per (rng_start, class).
+  nn::Rng colour_rng{nn::mix64(spec.rng_start + 0xC0101234ull) ^ static_cast<std::uint64_t>(label)};
   float colour[8] = {};
   for (int c = 0; c < channels && c < 8; ++c) {
     colour[c] = static_cast<float>(0.8 * (2.0 * colour_rng.uniform() - 1.0));

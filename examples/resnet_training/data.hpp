@@ -7,7 +7,7 @@
 // 1 + k % 4 cycles per image, vertical or horizontal by (k / 4) % 2, at a random phase, plus
 // noise. Neither cue alone separates all classes, both together do. Augmentation: random
 // horizontal flip (gratings stay gratings) and brightness jitter. Every sample depends only on
-// (seed, sample index): the data is the same for any worker count, layout and device.
+// (rng_start, sample index): the data is the same for any worker count, layout and device.
 #pragma once
 
 #include "common/tensor.hpp"
@@ -30,7 +30,7 @@ struct DataSpec {
   int channels{3};
   int classes{10};
   nn::Layout layout{nn::Layout::nchw};
-  std::uint64_t seed{1};
+  std::uint64_t rng_start{1};
   double noise{0.7};  ///< amplitude of the per-pixel noise (the grating's amplitude is 1)
   int decode_us{0};   ///< minimum CPU time per image ("decoding"), busy-waited
 };

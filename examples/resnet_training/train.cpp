@@ -68,7 +68,7 @@ struct Session {
 
 enum class Mode { eager, graph };
 
-/// One training run: a model with weights drawn from `cfg.seed`, a loader from batch 0. Fills `result`'s
+/// One training run: a model with weights drawn from `cfg.rng_start`, a loader from batch 0. Fills `result`'s
 /// steps and timing. `header`: print the configuration first; `label`: printed after it.
 void run_once(Session const& s, Mode mode, bool header, char const* label, RunResult& result) {
   Config const& cfg = s.cfg;
@@ -79,9 +79,9 @@ void run_once(Session const& s, Mode mode, bool header, char const* label, RunRe
   nn::ParameterStore params;
   ResNet model{be, params, spec};
   params.allocate(be);
-  params.initialize(be, cfg.seed);
+  params.initialize(be, cfg.rng_start);
   nn::Sgd sgd{be, params, nn::Sgd::Options{cfg.lr, cfg.momentum, cfg.weight_decay}};
-  // Every rank starts from the same weights: they come from the same random seed (`cfg.seed`).
+  // Every rank starts from the same weights: their random numbers start at the same `cfg.rng_start`.
   std::optional<GradientSync> sync;
   if (s.comm != nullptr)
     sync.emplace(params, *s.comm, static_cast<std::size_t>(cfg.bucket_kb) * 1024, cfg.overlap);
@@ -90,7 +90,7 @@ void run_once(Session const& s, Mode mode, bool header, char const* label, RunRe
   data.image_size = cfg.image_size;
   data.classes = cfg.classes;
   data.layout = cfg.layout;
-  data.seed = cfg.seed;
+  data.rng_start = cfg.rng_start;
   data.decode_us = cfg.decode_us;
   LoaderOptions lo;
   lo.batch = cfg.batch;

@@ -41,7 +41,7 @@ TEST_CASE("every parameter gradient of a tiny ResNet matches finite differences 
   auto const layout = GENERATE(nn::Layout::nchw, nn::Layout::nhwc);
   CAPTURE(nn::to_string(layout));
   auto be = nn::make_cpu_backend(nn::DType::f64);
-  Tiny t{*be, tiny_spec(layout), /*batch=*/3, /*size=*/6, /*seed=*/7};
+  Tiny t{*be, tiny_spec(layout), /*batch=*/3, /*size=*/6, /*rng_start=*/7};
 
   double const loss = t.loss_and_gradients();
   REQUIRE(std::isfinite(loss));

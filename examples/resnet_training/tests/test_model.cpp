@@ -258,7 +258,7 @@ TEST_CASE("command line: --help lists every optimisation switch and exits 0") {
   std::string const help = resnet::help_text();
   for (char const* flag : {"--steps", "--batch", "--image-size", "--workers", "--decode-us",
                            "--pinned", "--pageable", "--prefetch", "--no-prefetch", "--layout",
-                           "--device", "--lr", "--seed", "--report", "--cuda-graph"}) {
+                           "--device", "--lr", "--rng-start", "--report", "--cuda-graph"}) {
     INFO(flag);
     CHECK(help.find(flag) != std::string::npos);
   }

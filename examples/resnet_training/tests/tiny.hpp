@@ -32,16 +32,17 @@ struct Tiny {
   nn::Tensor images, labels, metrics;
   int image_size;
 
-  /// Builds the model and a fixed random batch (the same on every backend for one seed).
-  Tiny(nn::Backend& backend, resnet::ModelSpec const& s, int batch, int size, std::uint64_t seed)
+  /// Builds the model and a fixed random batch (the same on every backend for one starting value of its random numbers).
+  Tiny(nn::Backend& backend, resnet::ModelSpec const& s, int batch, int size,
+       std::uint64_t rng_start)
       : be{&backend}, spec{s}, image_size{size} {
     model = std::make_unique<resnet::ResNet>(backend, params, spec);
     params.allocate(backend);
-    params.initialize(backend, seed);
+    params.initialize(backend, rng_start);
     images = backend.empty(nn::Shape{batch, spec.in_channels, size, size}, spec.layout);
     labels = backend.empty(nn::Shape{batch, 1, 1, 1}, nn::Layout::nchw, nn::DType::i32);
     metrics = backend.empty(nn::Shape{2, 1, 1, 1}, nn::Layout::nchw);
-    nn::Rng rng{seed + 99};
+    nn::Rng rng{rng_start + 99};
     nn::Shape const is = images.shape();
     nn::Strides const st = nn::strides_of(is, spec.layout);
     std::vector<double> x(images.numel()), y(static_cast<std::size_t>(batch));
