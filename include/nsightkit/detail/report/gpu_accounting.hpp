@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -72,6 +73,32 @@ struct Component {
   std::string name;
 };
 
+/// Captured graphs' relative paths, interned: an id per distinct path.
+class CapturedPaths {
+ public:
+  std::uint32_t intern(std::vector<Component> path) {
+    std::string key;
+    for (Component const& c : path) {
+      key += c.domain;
+      key += '\x1f';
+      key += c.name;
+      key += '\x1e';
+    }
+    auto it = ids_.find(key);
+    if (it != ids_.end()) return it->second;
+    auto const id = static_cast<std::uint32_t>(paths_.size());
+    paths_.push_back(std::move(path));
+    ids_.emplace(std::move(key), id);
+    return id;
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return paths_.size(); }
+  std::vector<Component> const& operator[](std::uint32_t id) const { return paths_[id]; }
+
+ private:
+  std::vector<std::vector<Component>> paths_;
+  std::unordered_map<std::string, std::uint32_t> ids_;
+};
+
 /// The part of one call's GPU work settled so far.
 struct Partial {
   GpuWork work;
@@ -107,29 +134,6 @@ struct Totals {
     }
   } kernel, copy, kernel_or_copy;
 };
-
-/// A range that made a stream current, as the source's index of stream owners keeps it.
-struct StreamOwner {
-  std::uint32_t thread, node, seq;
-  std::uint64_t generation;
-  std::int64_t start, end;  // end: INT64_MAX while the range is open
-};
-
-/// The owner of a stream for work launched at `when` by a thread outside any range: of the
-/// ranges that had made the stream current by then (`owners` sorted by start), the innermost one
-/// still open at `when`, else the one that ended last (a library may launch after the call that
-/// queued the work returned). Null when none had begun.
-inline StreamOwner const* owner_at(std::vector<StreamOwner> const& owners, std::int64_t when) {
-  auto it = std::upper_bound(owners.begin(), owners.end(), when,
-                             [](std::int64_t t, StreamOwner const& o) { return t < o.start; });
-  StreamOwner const* last = nullptr;
-  while (it != owners.begin()) {
-    --it;
-    if (it->end >= when) return &*it;  // the latest start among those open at `when`
-    if (last == nullptr || it->end > last->end) last = &*it;
-  }
-  return last;
-}
 
 /// Where a live device allocation was attributed.
 struct Allocation {

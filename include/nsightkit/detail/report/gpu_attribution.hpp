@@ -29,6 +29,7 @@
 #include <nsightkit/detail/report/gpu_work.hpp>
 #include <nsightkit/detail/report/record.hpp>
 #include <nsightkit/detail/report/state.hpp>
+#include <nsightkit/detail/report/stream_owners.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -42,29 +43,8 @@
 #include <utility>
 #include <vector>
 
-#if defined(__GNUC__) || defined(__clang__)
-#include <cxxabi.h>
-
-#include <cstdlib>
-#endif
-
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::report {
-
-/// The demangled form of a C++ symbol, or `name` itself.
-inline std::string demangle(char const* name) {
-  if (name == nullptr) return "?";
-#if defined(__GNUC__) || defined(__clang__)
-  int status = 0;
-  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (d != nullptr) {
-    std::string out = status == 0 ? std::string{d} : std::string{name};
-    std::free(d);
-    return out;
-  }
-#endif
-  return name;
-}
 
 /// Where a thread's launch callback finds its thread's data (set by its first range).
 struct LaunchCursor {
@@ -142,7 +122,7 @@ class AttributionSource : public GpuSource {
         }
       }
       std::lock_guard<std::mutex> lock{mutex_};
-      graph_nodes_[node_id] = intern_path(std::move(path));
+      graph_nodes_[node_id] = paths_.intern(std::move(path));
     }
     NSIGHTKIT_DETAIL_CATCH(...) {}
   }
@@ -222,8 +202,8 @@ class AttributionSource : public GpuSource {
     if (now != o.seq_begin)
       t.closed.push_back(AttributionThread::Instance{o.node, o.seq_begin, now});
     if (o.owns) {
-      if (t.owned.size() >= max_owned) {  // nothing settled for long: the oldest half goes
-        t.owned.erase(t.owned.begin(), t.owned.begin() + max_owned / 2);
+      if (t.owned.size() >= StreamOwners::max_per_stream) {  // nothing settled for long
+        t.owned.erase(t.owned.begin(), t.owned.begin() + StreamOwners::max_per_stream / 2);
       }
       t.owned.push_back(
           AttributionThread::Owned{o.key, o.node, o.seq_begin, *t.generation, o.start, s.now()});
@@ -319,22 +299,6 @@ class AttributionSource : public GpuSource {
     return base;
   }
 
-  /// The id of a relative path (interned). Under mutex_.
-  std::uint32_t intern_path(std::vector<Component> path) {
-    std::string key;
-    for (Component const& c : path) {
-      key += c.domain;
-      key += '\x1f';
-      key += c.name;
-      key += '\x1e';
-    }
-    auto it = path_ids_.find(key);
-    if (it != path_ids_.end()) return it->second;
-    auto const id = static_cast<std::uint32_t>(paths_.size());
-    paths_.push_back(std::move(path));
-    path_ids_.emplace(std::move(key), id);
-    return id;
-  }
   static AttributionThread& data(ThreadData& td) {
     auto& slot = td.gpu[cupti_slot];
     if (slot == nullptr) {
@@ -582,88 +546,30 @@ class AttributionSource : public GpuSource {
     settle_totals();
   }
 
-  /// Gives the work launched outside any range to the ranges that own its streams: the work
-  /// joins its owner's thread as if that range had launched it. Work no range owns is counted
-  /// as unattributed.
+  /// Gives the work launched by threads without ranges to the ranges that own its streams: the
+  /// work joins its owner's thread as if that range had launched it. Work no range owns is
+  /// counted as unattributed.
   void delegate(std::vector<ThreadData*> const& threads, bool everything) {
-    std::map<std::uint64_t, std::vector<StreamOwner>> open;  // ranges still open, by stream
-    for (ThreadData* td : threads) {
-      std::vector<AttributionThread::Owned> ended;
-      {
-        SpinGuard lock{td->lock};
-        auto* t = static_cast<AttributionThread*>(td->gpu[cupti_slot].get());
-        if (t == nullptr) continue;
-        ended.swap(t->owned);
-        // Ranges of an earlier generation (before a reset) own nothing any more.
-        ended.erase(std::remove_if(ended.begin(), ended.end(),
-                                   [&](AttributionThread::Owned const& o) {
-                                     return o.generation != td->generation;
-                                   }),
-                    ended.end());
-        for (AttributionThread::Open const& o : t->open) {
-          if (o.owns && td->stack_generation == td->generation) {
-            open[o.key].push_back(StreamOwner{t->index, o.node, o.seq_begin, td->stack_generation,
-                                              o.start, INT64_MAX});
-          }
-        }
-      }
-      if (ended.empty()) continue;
-      std::lock_guard<std::mutex> lock{mutex_};
-      for (AttributionThread::Owned const& o : ended) {
-        owners_[o.key].push_back(StreamOwner{static_cast<std::uint32_t>(td->index), o.node, o.seq,
-                                             o.generation, o.start, o.end});
-      }
-    }
+    owners_.collect(threads);
     std::lock_guard<std::mutex> lock{mutex_};
-    for (auto& [key, v] : open) {
-      auto& all = owners_[key];
-      all.insert(all.end(), v.begin(), v.end());
-    }
-    for (auto& [key, v] : owners_) {
-      (void)key;
-      std::sort(v.begin(), v.end(),
-                [](StreamOwner const& a, StreamOwner const& b) { return a.start < b.start; });
-    }
     for (Parked& p : delegated_) {
       --parked_;
-      auto it = owners_.find((std::uint64_t{p.a.device} << 32) | p.a.stream);
-      StreamOwner const* o = it != owners_.end() ? owner_at(it->second, p.l.entered) : nullptr;
-      if (o == nullptr) {
+      StreamOwner o{};
+      if (!owners_.find((std::uint64_t{p.a.device} << 32) | p.a.stream, p.l.entered, o)) {
         ++unattributed_;
         continue;
       }
       ++delegated_count_;
       p.delegated = true;
-      p.l.thread = o->thread;
-      p.l.node = o->node;
-      p.l.seq = o->seq;
-      p.l.generation = static_cast<std::uint32_t>(o->generation);
-      ThreadWork& tw = thread_work(o->thread);
+      p.l = Launch{o.thread, o.node, o.seq, static_cast<std::uint32_t>(o.generation), p.l.entered};
+      ThreadWork& tw = thread_work(o.thread);
       tw.parked.push_back(p);
-      tw.arrived = std::max(tw.arrived, o->seq + 1);
+      tw.arrived = std::max(tw.arrived, o.seq + 1);
       ++parked_;
     }
     delegated_.clear();
-    // Keep what later work may still need: every ended owner until a flush has delivered all
-    // work launched so far (then the last one of each stream), at most max_owned per stream.
-    for (auto& [key, v] : owners_) {
-      (void)key;
-      v.erase(std::remove_if(v.begin(), v.end(),
-                             [](StreamOwner const& o) { return o.end == INT64_MAX; }),
-              v.end());
-      if (everything && v.size() > 1) {
-        auto last = std::max_element(
-            v.begin(), v.end(),
-            [](StreamOwner const& a, StreamOwner const& b) { return a.end < b.end; });
-        StreamOwner const keep = *last;
-        v.assign(1, keep);
-      } else if (v.size() > max_owned) {
-        v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() - max_owned));
-      }
-    }
+    owners_.prune(everything);
   }
-
-  static constexpr std::size_t max_owned = std::size_t{1} << 14;
 
   CorrelationTable table_;
   std::mutex settle_mutex_;
@@ -674,11 +580,10 @@ class AttributionSource : public GpuSource {
   std::unordered_map<std::uint64_t, Allocation> allocations_;
   std::vector<std::string> names_{"(other kernels)"};
   std::unordered_map<std::uint64_t, std::uint32_t> graph_nodes_;  // node id -> relative path
-  std::vector<std::vector<Component>> paths_;
-  std::unordered_map<std::string, std::uint32_t> path_ids_;
+  CapturedPaths paths_;                                           // under mutex_
   std::unordered_map<char const*, std::uint32_t> name_by_pointer_;
   std::vector<Parked> delegated_;  // launched outside any range, not yet given an owner
-  std::map<std::uint64_t, std::vector<StreamOwner>> owners_;  // by stream key, sorted by start
+  StreamOwners owners_;
   std::size_t parked_{0};
   std::size_t max_parked_{std::size_t{1} << 20};
   std::uint64_t records_{0}, unattributed_{0}, late_{0}, delegated_count_{0};

@@ -12,11 +12,33 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
+#if defined(__GNUC__) || defined(__clang__)
+#include <cxxabi.h>
+
+#include <cstdlib>
+#endif
+
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::report {
+
+/// The demangled form of a C++ symbol, or `name` itself.
+inline std::string demangle(char const* name) {
+  if (name == nullptr) return "?";
+#if defined(__GNUC__) || defined(__clang__)
+  int status = 0;
+  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (d != nullptr) {
+    std::string out = status == 0 ? std::string{d} : std::string{name};
+    std::free(d);
+    return out;
+  }
+#endif
+  return name;
+}
 
 /// Direction of a copy.
 enum class CopyKind : std::uint8_t { h2d, d2h, d2d, other };
