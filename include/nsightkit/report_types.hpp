@@ -108,7 +108,8 @@ struct ReportOptions {
   /// Durations kept exactly per path and thread; past that, percentiles come from a log
   /// histogram (within about 1.6 %).
   std::size_t exact_samples{1024};
-  /// Trace events kept per thread; later ones are counted as dropped.
+  /// Trace events a thread keeps in memory; later ones are counted as dropped. With a trace
+  /// path they are streamed to the file as the run goes, which empties the buffer.
   std::size_t max_trace_events{std::size_t{1} << 20};
   /// Distinct paths per thread; later new paths are counted under "(other paths)".
   std::size_t max_paths{std::size_t{1} << 16};

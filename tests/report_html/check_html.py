@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import time
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECK_TRACE = os.path.join(HERE, "..", "check_trace.py")
@@ -32,7 +33,7 @@ class Failure(Exception):
     pass
 
 
-def run_demo(demo, out_dir, spec, *args, env_extra=None):
+def run_demo(demo, out_dir, spec, *args, env_extra=None, stdout=False):
     env = dict(os.environ)
     env.pop("NVTX_INJECTION64_PATH", None)
     for k in ("RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"):
@@ -42,7 +43,7 @@ def run_demo(demo, out_dir, spec, *args, env_extra=None):
     r = subprocess.run([demo, *args], cwd=out_dir, env=env, capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
         raise Failure(f"{demo} {' '.join(args)} exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
-    return r.stderr
+    return r.stdout if stdout else r.stderr
 
 
 def fresh(d):
@@ -219,6 +220,47 @@ def cmd_cap(a):
     return 0
 
 
+def gzip_members(path):
+    data, n = open(path, "rb").read(), 0
+    while data:
+        d = zlib.decompressobj(31)
+        d.decompress(data)
+        if not d.eof:
+            raise Failure(f"{path} ends inside a gzip member")
+        data, n = d.unused_data, n + 1
+    return n
+
+
+def cmd_stream(a):
+    """The trace reaches its file while the run goes on, with no write and no help from the
+    program: halfway through, the file already holds events; at the end every range is there
+    although the recording limit (trace-events) is a quarter of them."""
+    d = fresh(a.dir)
+    n = 100_000
+    out = run_demo(a.demo, d, "trace=t.json.gz,trace-events=25000,table=t.txt", "stream", str(n),
+                   "t.json.gz", stdout=True)
+    m = re.search(r"mid-run trace bytes: (-?\d+)", out)
+    if not m:
+        raise Failure(f"the demo did not say the trace's size halfway: {out!r}")
+    mid = int(m.group(1))
+    if mid < 10_000:
+        raise Failure(f"halfway through the run the trace file holds {mid} bytes: nothing was "
+                      f"streamed yet (its header alone is about 100)")
+    doc, plain, size = read_gz_trace(os.path.join(d, "t.json.gz"))
+    members = gzip_members(os.path.join(d, "t.json.gz"))
+    layers = [e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("name") == "layer"]
+    payloads = sorted(e["args"]["payload"] for e in layers)
+    if payloads != list(range(n)):
+        raise Failure(f"{len(layers)} of {n} ranges in the trace (payloads "
+                      f"{payloads[:3]}...{payloads[-3:]}); the recording limit lost some")
+    if doc["otherData"]["events_dropped"] != 0 or doc["otherData"]["size_cap"]["events_dropped"]:
+        raise Failure(f"events were dropped: {doc['otherData']}")
+    check_trace_file(plain)
+    print(f"stream: {mid} bytes on disk halfway; at the end {n} of {n} ranges in {members} gzip "
+          f"members, {size} bytes of JSON, with trace-events=25000")
+    return 0
+
+
 def need_chromium(a):
     if not a.chromium or not shutil.which(a.chromium):
         print(f"chromium not found ({a.chromium!r}): skipped (scripts/install-deps.sh installs it)")
@@ -316,7 +358,7 @@ def cmd_scale(a):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["trace", "cap", "page", "tool", "scale"])
+    ap.add_argument("what", choices=["trace", "cap", "stream", "page", "tool", "scale"])
     ap.add_argument("--demo", required=True)
     ap.add_argument("--dir", required=True)
     ap.add_argument("--chromium")
@@ -325,7 +367,7 @@ def main():
     ap.add_argument("--disabled", action="store_true")
     a = ap.parse_args()
     try:
-        return {"trace": cmd_trace, "cap": cmd_cap, "page": cmd_page, "tool": cmd_tool,
+        return {"trace": cmd_trace, "cap": cmd_cap, "stream": cmd_stream, "page": cmd_page, "tool": cmd_tool,
                 "scale": cmd_scale}[a.what](a)
     except Failure as e:
         print(f"FAIL: {e}")

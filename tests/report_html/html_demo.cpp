@@ -4,6 +4,8 @@
 //                        a counter track, ranges with payloads; outputs from NSIGHTKIT_REPORT
 //   html_demo paths N    N distinct paths (a tree 3 levels deep), for the page at scale
 //   html_demo ranges N   N ranges (one path each step repeats), for the trace's size cap
+//   html_demo stream N F N ranges over about N/50 ms, printing F's size halfway (the trace
+//                        streamed while the run goes on)
 #include <nsightkit/nsightkit.hpp>
 
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -38,6 +41,26 @@ int main(int argc, char** argv) {
         for (int c = 0; c < 40 && made < n; ++c, ++made) {
           nsightkit::ScopedRange rc{"op" + std::to_string(c)};
         }
+      }
+    }
+    return 0;
+  }
+  if (argc == 4 && std::strcmp(argv[1], "stream") == 0) {
+    // N ranges in bursts of 1000 with a pause of 20 ms after each; halfway, a longer pause and the size
+    // the trace file (argv[3]) has then, before any write.
+    long const n = std::atol(argv[2]);
+    for (long i = 0; i < n; i += 1000) {
+      for (long j = i; j < i + 1000 && j < n; ++j) {
+        nsightkit::ScopedRange r{nsightkit::Attributes{nsightkit::Payload{std::int64_t{j}}},
+                                 "layer"};
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(i + 1000 == n / 2 ? 500 : 20));
+      if (i + 1000 == n / 2) {
+        std::FILE* f = std::fopen(argv[3], "rb");
+        long size = -1;
+        if (f != nullptr && std::fseek(f, 0, SEEK_END) == 0) size = std::ftell(f);
+        if (f != nullptr) std::fclose(f);
+        std::printf("mid-run trace bytes: %ld\n", size);
       }
     }
     return 0;

@@ -1,7 +1,8 @@
 # The report's HTML page and its small traces (docs/report-html.md): unit tests of the page
 # writer, the grammar's html= and trace-size= items, the step series, gzip and the size cap; and
 # end-to-end runs checked by check_html.py — the .json.gz trace with its counter track, the size
-# cap on a run of 10^6 ranges, the page and the tool's pages loaded in headless Chromium (DOM and
+# cap on a run of 10^6 ranges, the trace streamed during a run (on disk halfway, every range at
+# the end under a recording limit of a quarter of them), the page and the tool's pages loaded in headless Chromium (DOM and
 # console checked, screenshots kept in the build tree), and a page of 10^5 paths (its load time
 # is printed; bench/RESULTS.md records it). Included from tests/CMakeLists.txt.
 include(${PROJECT_SOURCE_DIR}/cmake/nsightkitHtmlPage.cmake)
@@ -36,12 +37,14 @@ else()
     --demo $<TARGET_FILE:report_html_demo> --dir ${_nsk_html_dir}/trace)
   add_test(NAME report_html_cap COMMAND ${_nsk_html} cap
     --demo $<TARGET_FILE:report_html_demo> --dir ${_nsk_html_dir}/cap)
+  add_test(NAME report_html_stream COMMAND ${_nsk_html} stream
+    --demo $<TARGET_FILE:report_html_demo> --dir ${_nsk_html_dir}/stream)
   foreach(what IN ITEMS page tool scale)
     add_test(NAME report_html_${what} COMMAND ${_nsk_html} ${what}
       --demo $<TARGET_FILE:report_html_demo> --dir ${_nsk_html_dir}/${what}
       --chromium "${NSK_CHROMIUM}" --tool ${PROJECT_SOURCE_DIR}/tools/nsightkit_html.py)
   endforeach()
-  set(_nsk_html_tests report_html_trace report_html_cap report_html_page report_html_tool
+  set(_nsk_html_tests report_html_trace report_html_cap report_html_stream report_html_page report_html_tool
     report_html_scale)
   set_tests_properties(report_html_page report_html_tool report_html_scale PROPERTIES
     SKIP_RETURN_CODE 77)
@@ -49,3 +52,8 @@ else()
 endif()
 set_tests_properties(${_nsk_html_tests} PROPERTIES LABELS cpu FAIL_REGULAR_EXPRESSION "FAIL:"
   ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
+
+# The trace streamed to its file while the run goes on (its own process: the stream is the
+# process's).
+nsightkit_add_test(test_trace_stream SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_stream.cpp
+  NO_RECORDER LABELS tsan)

@@ -27,7 +27,7 @@
 #include <nsightkit/detail/report/options.hpp>
 #include <nsightkit/detail/report/output_file.hpp>
 #include <nsightkit/detail/report/state.hpp>
-#include <nsightkit/detail/report/trace_json.hpp>
+#include <nsightkit/detail/report/trace_stream.hpp>
 
 #include <mpi.h>
 

@@ -2,7 +2,7 @@
 // per-rank traces: a process per rank (pid = rank, ordered by process_sort_index), every rank's
 // events shifted onto one time line, start/end ids renumbered so that two ranks' ids never pair.
 //
-// Each rank takes the trace the report writes (detail::report::write_trace, one event per line:
+// Each rank takes the trace the report writes (detail::report::trace_json, one event per line:
 // names are escaped, so no line break falls inside an event) and rewrites three fields of each
 // event — pid, ts and a start/end id — before sending it to rank 0, which only concatenates. The
 // scan below reads that writer's output, not arbitrary JSON: a top-level key of an event is a

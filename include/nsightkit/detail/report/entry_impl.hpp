@@ -16,7 +16,7 @@
 #include <nsightkit/detail/report/gpu_events.hpp>
 #include <nsightkit/detail/report/lifecycle.hpp>
 #include <nsightkit/detail/report/snapshot.hpp>
-#include <nsightkit/detail/report/trace_json.hpp>
+#include <nsightkit/detail/report/trace_stream.hpp>
 
 #include <optional>
 #include <stdexcept>

@@ -18,7 +18,7 @@
 #include <nsightkit/detail/report/summary.hpp>
 #include <nsightkit/detail/report/table.hpp>
 #include <nsightkit/detail/report/text_sink.hpp>
-#include <nsightkit/detail/report/trace_json.hpp>
+#include <nsightkit/detail/report/trace_stream.hpp>
 #include <nsightkit/detail/sinks.hpp>
 #include <nsightkit/detail/thread.hpp>
 #include <nsightkit/report_types.hpp>
@@ -108,6 +108,7 @@ inline bool claim_process() {
 inline void fork_prepare() noexcept {
   State* s = state();
   if (s == nullptr) return;
+  if (TraceStream* t = TraceStream::existing()) t->fork_lock();
   s->mutex.lock();
   s->se_mutex.lock();
   for (auto const& t : s->threads) t->lock.lock();
@@ -123,6 +124,7 @@ inline void fork_parent() noexcept {
   for (auto it = s->threads.rbegin(); it != s->threads.rend(); ++it) (*it)->lock.unlock();
   s->se_mutex.unlock();
   s->mutex.unlock();
+  if (TraceStream* t = TraceStream::existing()) t->fork_unlock();
 }
 
 inline void fork_child() noexcept {
@@ -160,6 +162,10 @@ inline void fork_child() noexcept {
   for (auto it = s->threads.rbegin(); it != s->threads.rend(); ++it) (*it)->lock.unlock();
   s->se_mutex.unlock();
   s->mutex.unlock();
+  if (TraceStream* t = TraceStream::existing()) {
+    t->forget_after_fork(*s);
+    t->fork_unlock();
+  }
 }
 
 /// The State of the process, created (and its fork handlers installed) on first use; null when
@@ -186,6 +192,7 @@ inline State* state_create() noexcept {
 
 inline void at_exit() noexcept;
 inline void on_capture(bool active) noexcept;
+inline void reset_data(State& s) noexcept;
 
 /// The GPU source `o` asks for (null: none); `note` says why it is not the one asked for.
 inline GpuSource* source_for(ReportOptions const& o, std::string& note) {
@@ -303,33 +310,68 @@ inline void check_outputs(ReportOptions const& o) {
   }
 }
 
+/// Registered with std::atexit when a trace is first streamed (after at_exit(), so it runs
+/// first): the worker stops; the file gets its end unless the at-exit report will write it.
+inline void stream_at_exit() noexcept {
+  State* s = state();
+  TraceStream* t = TraceStream::existing();
+  if (s == nullptr || t == nullptr) return;
+  bool report_writes = false;
+  {
+    std::lock_guard<std::mutex> lock{s->mutex};
+    report_writes = s->started && s->options.at_exit && !s->exit_written.load();
+  }
+  NSIGHTKIT_DETAIL_TRY { t->stop(*s, !report_writes); }
+  NSIGHTKIT_DETAIL_CATCH(...) {}
+}
+
+/// Streams the trace of `o` to its file while the run goes on (trace_stream.hpp), where it can.
+inline void stream_trace(State& s, ReportOptions const& o) {
+  if (o.trace.empty()) {
+    if (TraceStream* t = TraceStream::existing()) t->finish(s);
+    return;
+  }
+  std::string const path = effective_path(output_path_here(o.trace));
+  if (!check_output_path(path).empty()) {
+    if (TraceStream* t = TraceStream::existing()) t->finish(s);
+    return;  // said by check_outputs(); written from memory, or to the fallback, at the end
+  }
+  if (TraceStream::get().start(s, path)) {
+    static std::atomic<bool> registered{false};
+    if (!registered.exchange(true)) std::atexit(stream_at_exit);
+  }
+}
+
 inline bool enable(ReportOptions const& options) noexcept {
   State* s = state_create();
   if (s == nullptr) return false;
   NSIGHTKIT_DETAIL_TRY {
     check_outputs(options);
-    std::lock_guard<std::mutex> lock{s->mutex};
-    s->options = options;
-    apply(*s, options);
-    if (!s->enabled) {
-      // Frames left open by an earlier disable() never see their pop: forget them.
-      bump_generations(*s);
-      if (!add_sink(&s->sink)) {
-        std::fprintf(stderr,
-                     "nsightkit report: cannot enable: nsightkit's table of %d in-process "
-                     "consumers is full\n",
-                     SinkRegistry::capacity);
-        return false;
+    {
+      std::lock_guard<std::mutex> lock{s->mutex};
+      s->options = options;
+      apply(*s, options);
+      if (!s->enabled) {
+        // Frames left open by an earlier disable() never see their pop: forget them.
+        bump_generations(*s);
+        if (!add_sink(&s->sink)) {
+          std::fprintf(stderr,
+                       "nsightkit report: cannot enable: nsightkit's table of %d in-process "
+                       "consumers is full\n",
+                       SinkRegistry::capacity);
+          return false;
+        }
+        s->enabled = true;
+        // Counters of other features (pinned pools, prefetchers) reach the trace from now on.
+        counter_sink.store(&counter_sample, std::memory_order_release);
       }
-      s->enabled = true;
-      // Counters of other features (pinned pools, prefetchers) reach the trace from now on.
-      counter_sink.store(&counter_sample, std::memory_order_release);
+      if (options.at_exit && !s->atexit_registered) {
+        s->atexit_registered = true;
+        std::atexit(at_exit);
+      }
+      s->exit_written.store(false, std::memory_order_relaxed);
     }
-    if (options.at_exit && !s->atexit_registered) {
-      s->atexit_registered = true;
-      std::atexit(at_exit);
-    }
-    s->exit_written.store(false, std::memory_order_relaxed);
+    stream_trace(*s, options);
     return true;
   }
   NSIGHTKIT_DETAIL_CATCH(...) { return false; }
@@ -393,6 +435,19 @@ inline ReportOptions options() {
 inline void reset() noexcept {
   State* s = state();
   if (s == nullptr) return;
+  TraceStream* const stream = TraceStream::existing();
+  std::unique_lock<std::mutex> streaming;  // first in the lock order
+  if (stream != nullptr) streaming = std::unique_lock<std::mutex>{stream->mutex()};
+  reset_data(*s);
+  if (stream != nullptr) {
+    NSIGHTKIT_DETAIL_TRY { stream->restart_locked(*s); }
+    NSIGHTKIT_DETAIL_CATCH(...) {}
+  }
+}
+
+/// Forgets what was recorded (Report::reset()).
+inline void reset_data(State& st) noexcept {
+  State* s = &st;
   std::lock_guard<std::mutex> lock{s->mutex};
   s->origin.store(s->now(), std::memory_order_relaxed);
   for (auto const& t : s->threads) {
@@ -450,11 +505,18 @@ inline bool write_snapshot(ReportSnapshot const& snap, bool console_table) noexc
         } else if (what == "HTML page") {
           write_html(sink, snap, html_library());
         } else {
-          write_trace(sink);
+          write_trace_from_memory(sink);
         }
       };
       done.clear();
-      if (!write_output(path, f.what, f.stem, f.extension, produce, done)) ok = false;
+      TraceStream* const stream = TraceStream::existing();
+      State* const st = state();
+      if (f.path == &o.trace && stream != nullptr && st != nullptr &&
+          stream->holds(effective_path(path))) {
+        if (!stream->write_file(*st, done)) ok = false;  // it streamed there: it completes it
+      } else if (!write_output(path, f.what, f.stem, f.extension, produce, done)) {
+        ok = false;
+      }
       if (!done.empty()) wrote.push_back(done);
     }
     if (!wrote.empty()) {

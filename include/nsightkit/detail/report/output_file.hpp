@@ -21,11 +21,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <new>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #if defined(_WIN32)
 #include <direct.h>
@@ -33,6 +35,7 @@
 #include <sys/stat.h>
 #else
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -71,6 +74,9 @@ struct Api {
                        char const* version, int stream_size);
   int (*deflate)(Stream*, int flush);
   int (*deflate_end)(Stream*);
+  int (*inflate_init2)(Stream*, int window_bits, char const* version, int stream_size);
+  int (*inflate)(Stream*, int flush);
+  int (*inflate_end)(Stream*);
   char const* unavailable;  // why gzip cannot be written here, or null
 };
 
@@ -88,9 +94,14 @@ inline Api load() noexcept {
       ::dlsym(lib, "deflateInit2_"));
   a.deflate = reinterpret_cast<int (*)(Stream*, int)>(::dlsym(lib, "deflate"));
   a.deflate_end = reinterpret_cast<int (*)(Stream*)>(::dlsym(lib, "deflateEnd"));
+  a.inflate_init2 =
+      reinterpret_cast<int (*)(Stream*, int, char const*, int)>(::dlsym(lib, "inflateInit2_"));
+  a.inflate = reinterpret_cast<int (*)(Stream*, int)>(::dlsym(lib, "inflate"));
+  a.inflate_end = reinterpret_cast<int (*)(Stream*)>(::dlsym(lib, "inflateEnd"));
   if (a.version == nullptr || a.deflate_init2 == nullptr || a.deflate == nullptr ||
-      a.deflate_end == nullptr) {
-    a.unavailable = "libz.so.1 lacks deflate's entry points";
+      a.deflate_end == nullptr || a.inflate_init2 == nullptr || a.inflate == nullptr ||
+      a.inflate_end == nullptr) {
+    a.unavailable = "libz.so.1 lacks deflate's or inflate's entry points";
   } else if (a.version()[0] != '1') {
     a.unavailable = "libz.so.1 is not zlib 1.x";
   }
@@ -204,7 +215,138 @@ inline std::FILE* open(std::string const& path, std::string& why) noexcept {
 #endif
 }
 
+/// Appends `text` to `out` as one complete gzip member (level 6). Several members one after the
+/// other are one gzip file (RFC 1952), which is how a streamed trace grows. False when zlib fails.
+inline bool member(std::string_view text, std::string& out) {
+  Api const& a = api();
+  if (a.unavailable != nullptr) return false;
+  Stream z{};
+  if (a.deflate_init2(&z, 6, 8, 15 + 16, 8, 0, a.version(), static_cast<int>(sizeof(Stream))) != 0)
+    return false;
+  std::size_t done = 0;
+  unsigned char buf[1 << 15];
+  int rc = 0;
+  for (;;) {
+    std::size_t const n = std::min<std::size_t>(text.size() - done, std::size_t{1} << 30);
+    z.next_in = reinterpret_cast<unsigned char const*>(text.data() + done);
+    z.avail_in = static_cast<unsigned>(n);
+    bool const last = done + n == text.size();
+    do {
+      z.next_out = buf;
+      z.avail_out = sizeof buf;
+      rc = a.deflate(&z, last ? 4 : 0);  // Z_FINISH or Z_NO_FLUSH
+      if (rc != 0 && rc != 1 && rc != -5) {
+        a.deflate_end(&z);
+        return false;
+      }
+      out.append(reinterpret_cast<char const*>(buf), sizeof buf - z.avail_out);
+    } while (z.avail_out == 0 || (last && rc != 1));
+    done += n;
+    if (last) break;
+  }
+  a.deflate_end(&z);
+  return true;
+}
+
+/// Appends the text of the gzip members in `data` (one or several) to `out`, and counts them in
+/// `*members`. False when `data` is not gzip or ends inside a member.
+inline bool inflate_members(std::string_view data, std::string& out,
+                            std::size_t* members = nullptr) {
+  Api const& a = api();
+  if (a.unavailable != nullptr) return false;
+  unsigned char buf[1 << 16];
+  std::size_t at = 0;
+  while (at < data.size()) {
+    Stream z{};
+    if (a.inflate_init2(&z, 15 + 16, a.version(), static_cast<int>(sizeof(Stream))) != 0)
+      return false;
+    z.next_in = reinterpret_cast<unsigned char const*>(data.data() + at);
+    z.avail_in = static_cast<unsigned>(std::min<std::size_t>(data.size() - at, 1u << 30));
+    int rc = 0;
+    do {
+      z.next_out = buf;
+      z.avail_out = sizeof buf;
+      rc = a.inflate(&z, 0);
+      out.append(reinterpret_cast<char const*>(buf), sizeof buf - z.avail_out);
+    } while (rc == 0 && (z.avail_in != 0 || z.avail_out == 0));
+    std::size_t const used = static_cast<std::size_t>(z.total_in);
+    a.inflate_end(&z);
+    if (rc != 1 || used == 0) return false;  // Z_STREAM_END ends each member
+    at += used;
+    if (members != nullptr) ++*members;
+  }
+  return true;
+}
+
 }  // namespace gzip
+
+/// A file written and read at offsets, which a streamed trace grows and cuts back (POSIX;
+/// elsewhere it never opens, and the trace is written whole at the end).
+class PlacedFile {
+ public:
+  PlacedFile() = default;
+  PlacedFile(PlacedFile const&) = delete;
+  PlacedFile& operator=(PlacedFile const&) = delete;
+  ~PlacedFile() { close(); }
+
+  /// Creates `path` (or empties it) for reading and writing.
+  bool open(std::string const& path) noexcept {
+    close();
+#if !defined(_WIN32)
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+#else
+    (void)path;
+#endif
+    return fd_ >= 0;
+  }
+  [[nodiscard]] bool is_open() const noexcept { return fd_ >= 0; }
+  void close() noexcept {
+#if !defined(_WIN32)
+    if (fd_ >= 0) ::close(fd_);
+#endif
+    fd_ = -1;
+  }
+  void swap(PlacedFile& other) noexcept { std::swap(fd_, other.fd_); }
+
+#if !defined(_WIN32)
+  bool write_at(std::uint64_t at, std::string_view bytes) const noexcept {
+    return whole(bytes.size(), [&](std::size_t done) {
+      return ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(at + done));
+    });
+  }
+  /// Appends `size` bytes from offset `at` to `out`.
+  bool read_at(std::uint64_t at, std::uint64_t size, std::string& out) const {
+    std::size_t const base = out.size();
+    out.resize(base + size);
+    return whole(size, [&](std::size_t done) {
+      return ::pread(fd_, &out[base + done], size - done, static_cast<off_t>(at + done));
+    });
+  }
+  bool truncate(std::uint64_t size) const noexcept {
+    return fd_ >= 0 && ::ftruncate(fd_, static_cast<off_t>(size)) == 0;
+  }
+#else
+  bool write_at(std::uint64_t, std::string_view) const noexcept { return false; }
+  bool read_at(std::uint64_t, std::uint64_t, std::string&) const { return false; }
+  bool truncate(std::uint64_t) const noexcept { return false; }
+#endif
+
+ private:
+  /// Runs `io(done)` (a pread or pwrite from byte `done` on) until `size` bytes are through.
+  template <class Io>
+  bool whole(std::size_t size, Io io) const noexcept {
+    std::size_t done = 0;
+    while (fd_ >= 0 && done < size) {
+      auto const n = io(done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      done += static_cast<std::size_t>(n);
+    }
+    return fd_ >= 0;
+  }
+
+  int fd_{-1};
+};
 
 /// True when `path` asks for gzip (ends in ".gz").
 inline bool wants_gzip(std::string const& path) noexcept {

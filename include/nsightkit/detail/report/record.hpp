@@ -199,6 +199,9 @@ inline void Sink::on_pop(char const* domain) noexcept {
             td->payloads.push_back(f.payload);
           }
           td->trace.push_back(TraceEvent{f.start, dur, f.step ? no_node : f.node, label});
+          if (td->trace.size() == trace_stream_batch) {
+            if (auto const wake = s_.trace_wake.load(std::memory_order_relaxed)) wake();
+          }
         } else {
           ++td->trace_dropped;
         }

@@ -168,6 +168,9 @@ struct Frame {
   bool limit{false};      // the first range past the depth limit: its node is "(deeper ranges)"
 };
 
+/// Events a thread buffers for the trace before the worker streaming it is woken.
+inline constexpr std::size_t trace_stream_batch = std::size_t{1} << 14;
+
 /// A completed range for the trace. `label` indexes ThreadData::labels for a step, and
 /// ThreadData::payloads for a range with a payload; else no_node.
 struct TraceEvent {
@@ -350,7 +353,9 @@ struct State {
   std::atomic<std::size_t> max_paths{std::size_t{1} << 16};
   std::atomic<std::size_t> max_depth{128};
   std::atomic<std::size_t> gpu_depth{0};  // events source: deepest path depth timed (0: all)
-  std::string gpu_note;                   // why the GPU source is not the one asked for; mutex
+  // Wakes the worker that streams the trace to its file (trace_stream.hpp); null: not streamed.
+  std::atomic<void (*)() noexcept> trace_wake{nullptr};
+  std::string gpu_note;  // why the GPU source is not the one asked for; mutex
 
   // Start/end ranges.
   std::mutex se_mutex;

@@ -1,12 +1,13 @@
 // Internal: the Chrome trace-event JSON export (Perfetto UI, chrome://tracing): one track per
 // thread with its ranges ("X"), marks ("i") and step ranges, one track per GPU stream with the GPU
 // slices the source measured, start/end ranges as async "b"/"e" pairs, and metadata naming the
-// process, threads and streams. Streamed into a TextSink.
+// process, threads and streams. Written into a TextSink, as a whole (trace_parts.hpp) or piece by
+// piece while the run goes on (trace_stream.hpp).
 //
-// Size cap (ReportOptions::max_trace_bytes, trace-size=): the trace is written twice over the
-// same copied data, first only measuring each event's bytes, then for real leaving out the
-// oldest events (by end time: ranges still running at the cut stay, as do all metadata) so that
-// the file stays under the cap; otherData.size_cap and an instant event at the cut say so.
+// Size cap (ReportOptions::max_trace_bytes, trace-size=): what is written at the end is formatted
+// twice over the same copied data, first only measuring each event's bytes, then for real leaving
+// out the oldest events (by end time: ranges still running at the cut stay, as do all metadata) so
+// that the file stays under the cap; otherData.size_cap and an instant event at the cut say so.
 #pragma once
 
 #include <nsightkit/config.hpp>
@@ -82,7 +83,32 @@ inline ThreadTraceCopy copy_for_trace(ThreadData& td, std::uint64_t& dropped) {
 class TraceWriter {
  public:
   TraceWriter(TextSink& sink, long pid, std::int64_t origin) noexcept
-      : sink_{sink}, out_{sink.buffer()}, pid_{pid}, origin_{origin} {}
+      : sink_{&sink}, out_{&sink.buffer()}, pid_{pid}, origin_{origin} {}
+
+  /// Writes into `sink` from now on (a copy of a writer keeps its tracks, flows and busy time).
+  void rebind(TextSink& sink) noexcept {
+    sink_ = &sink;
+    out_ = &sink.buffer();
+  }
+
+  /// Streaming (trace_stream.hpp): names of tracks are kept aside for the end of the file, where
+  /// no size cap can drop them, instead of written among the events.
+  void defer_names(bool on) noexcept { defer_ = on; }
+  /// Writes the names kept aside so far (at the end of a streamed trace).
+  void deferred_names() {
+    std::size_t const at = out_->size();
+    *out_ += deferred_;
+    measured(at, std::numeric_limits<std::int64_t>::max());
+  }
+  /// Events written, and the latest end time among them (a streamed piece's bookkeeping).
+  [[nodiscard]] std::uint64_t written() const noexcept { return written_; }
+  [[nodiscard]] std::int64_t latest() const noexcept { return latest_; }
+  /// While measuring: (end time, bytes) of each event so far.
+  [[nodiscard]] std::vector<std::pair<std::int64_t, std::size_t>> const& sizes() const noexcept {
+    return sizes_;
+  }
+  /// Whether thread `tid` had events written by this writer.
+  [[nodiscard]] bool wrote_for(std::uint32_t tid) const { return tids_.count(tid) != 0; }
 
   /// The measuring pass: events are formatted, their sizes noted, and nothing is kept.
   void measure() noexcept { measure_ = true; }
@@ -105,27 +131,32 @@ class TraceWriter {
   }
 
   /// An instant event at the cut, saying how many older events were left out.
-  void cut_note(std::int64_t cutoff, std::size_t cap) {
+  void cut_note(std::int64_t cutoff, std::size_t cap, std::uint64_t count) {
     side_track();
     event();
-    out_ += "{\"ph\":\"i\",\"s\":\"g\",\"name\":";
-    json_string(
-        out_,
-        fmt::format("nsightkit: {} older events left out (trace-size cap of {} bytes)", cut_, cap));
-    fmt::format_to(std::back_inserter(out_),
+    (*out_) += "{\"ph\":\"i\",\"s\":\"g\",\"name\":";
+    json_string((*out_),
+                fmt::format("nsightkit: {} older events left out (trace-size cap of {} bytes)",
+                            count, cap));
+    fmt::format_to(std::back_inserter((*out_)),
                    ",\"cat\":\"nsightkit\",\"pid\":{},\"tid\":{},\"ts\":", pid_, side_tid);
-    json_micros(out_, cutoff - origin_);
-    out_ += '}';
+    json_micros((*out_), cutoff - origin_);
+    (*out_) += '}';
   }
 
   void begin(std::string const& process_name) {
-    out_ += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+    (*out_) += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
     meta_name("process_name", 0, process_name);
   }
 
-  /// A thread's track: its ranges, steps and marks, then its GPU slices on stream tracks.
-  void thread(ThreadTraceCopy& t) {
-    if (t.events.empty() && t.instants.empty() && t.gpu.empty() && t.thread_name.empty()) return;
+  /// A thread's track: its ranges, steps and marks, then its GPU slices on stream tracks; its
+  /// name and place unless `named` is false (a streamed piece: they come at the end).
+  void thread(ThreadTraceCopy& t, bool named = true) {
+    bool const earlier = wrote_for(t.tid);
+    if (t.events.empty() && t.instants.empty() && t.gpu.empty() && t.thread_name.empty() &&
+        !earlier)
+      return;
+    if (!t.events.empty() || !t.instants.empty() || !t.gpu.empty()) tids_.insert(t.tid);
     if (!t.prepared) {
       for (auto* v : {&t.names, &t.paths}) {
         for (auto& text : *v) {
@@ -136,9 +167,11 @@ class TraceWriter {
       }
       t.prepared = true;
     }
-    meta_name("thread_name", t.tid,
-              t.thread_name.empty() ? fmt::format("thread {}", t.tid) : t.thread_name);
-    meta_sort(t.tid, t.index);
+    if (named) {
+      meta_name("thread_name", t.tid,
+                t.thread_name.empty() ? fmt::format("thread {}", t.tid) : t.thread_name);
+      meta_sort(t.tid, t.index);
+    }
     ranges(t);
     marks(t);
     gpu_slices(t);
@@ -147,20 +180,20 @@ class TraceWriter {
   void start_end(std::vector<StartEndEvent> const& events, std::vector<std::string> const& names) {
     for (StartEndEvent const& e : events) {
       if (!keep(e.end)) continue;
-      std::size_t const at = out_.size();
+      std::size_t const at = (*out_).size();
       for (int edge = 0; edge < 2; ++edge) {
         event();
-        fmt::format_to(std::back_inserter(out_),
+        fmt::format_to(std::back_inserter((*out_)),
                        "{{\"ph\":\"{}\",\"name\":", edge == 0 ? "b" : "e");
-        json_string(out_, e.stats < names.size() ? names[e.stats] : std::string{"range"});
-        fmt::format_to(std::back_inserter(out_),
+        json_string((*out_), e.stats < names.size() ? names[e.stats] : std::string{"range"});
+        fmt::format_to(std::back_inserter((*out_)),
                        ",\"cat\":\"nsightkit start/end\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":",
                        e.id, pid_, e.tid);
-        json_micros(out_, (edge == 0 ? e.start : e.end) - origin_);
-        out_ += '}';
+        json_micros((*out_), (edge == 0 ? e.start : e.end) - origin_);
+        (*out_) += '}';
       }
       measured(at, e.end);
-      sink_.maybe_flush();
+      sink_->maybe_flush();
     }
   }
 
@@ -194,16 +227,17 @@ class TraceWriter {
         std::int64_t const ts = first + static_cast<std::int64_t>(b) * bin;
         if (!keep(ts)) continue;
         side_track();
-        std::size_t const at = out_.size();
+        std::size_t const at = (*out_).size();
         event();
-        out_ += "{\"ph\":\"C\",\"name\":";
-        json_string(out_, name);
-        fmt::format_to(std::back_inserter(out_), ",\"pid\":{},\"tid\":{},\"ts\":", pid_, side_tid);
-        json_micros(out_, first + static_cast<std::int64_t>(b) * bin - origin_);
-        fmt::format_to(std::back_inserter(out_), ",\"args\":{{\"busy\":{:.1f}}}}}",
+        (*out_) += "{\"ph\":\"C\",\"name\":";
+        json_string((*out_), name);
+        fmt::format_to(std::back_inserter((*out_)), ",\"pid\":{},\"tid\":{},\"ts\":", pid_,
+                       side_tid);
+        json_micros((*out_), first + static_cast<std::int64_t>(b) * bin - origin_);
+        fmt::format_to(std::back_inserter((*out_)), ",\"args\":{{\"busy\":{:.1f}}}}}",
                        100.0 * static_cast<double>(busy[b]) / static_cast<double>(bin));
         measured(at, ts);
-        sink_.maybe_flush();
+        sink_->maybe_flush();
       }
     }
   }
@@ -213,25 +247,25 @@ class TraceWriter {
     for (CounterSample const& c : samples) {
       if (!keep(c.t)) continue;
       side_track();
-      std::size_t const at = out_.size();
+      std::size_t const at = (*out_).size();
       event();
-      out_ += "{\"ph\":\"C\",\"name\":";
-      json_string(out_, c.name != nullptr ? c.name : "counter");
-      fmt::format_to(std::back_inserter(out_),
+      (*out_) += "{\"ph\":\"C\",\"name\":";
+      json_string((*out_), c.name != nullptr ? c.name : "counter");
+      fmt::format_to(std::back_inserter((*out_)),
                      ",\"cat\":\"nsightkit counter\",\"pid\":{},\"tid\":{},\"ts\":", pid_,
                      side_tid);
-      json_micros(out_, c.t - origin_);
-      fmt::format_to(std::back_inserter(out_), ",\"args\":{{\"value\":{}}}}}", c.value);
+      json_micros((*out_), c.t - origin_);
+      fmt::format_to(std::back_inserter((*out_)), ",\"args\":{{\"value\":{}}}}}", c.value);
       measured(at, c.t);
-      sink_.maybe_flush();
+      sink_->maybe_flush();
     }
   }
 
   void end(std::string const& other_data) {
-    out_ += "\n],\"otherData\":";
-    out_ += other_data;
-    out_ += "}\n";
-    sink_.flush();
+    (*out_) += "\n],\"otherData\":";
+    (*out_) += other_data;
+    (*out_) += "}\n";
+    sink_->flush();
   }
 
  private:
@@ -246,7 +280,12 @@ class TraceWriter {
 
   /// Whether an event that ends at `key` is written (always while measuring).
   bool keep(std::int64_t key) noexcept {
-    if (measure_ || key > cutoff_) return true;
+    if (measure_) return true;
+    if (key > cutoff_) {
+      ++written_;
+      latest_ = std::max(latest_, key);
+      return true;
+    }
     ++cut_;
     return false;
   }
@@ -254,35 +293,44 @@ class TraceWriter {
   /// While measuring: notes the size of what was written since `at` and takes it back.
   void measured(std::size_t at, std::int64_t key) {
     if (!measure_) return;
-    sizes_.emplace_back(key, out_.size() - at);
-    out_.resize(at);
+    sizes_.emplace_back(key, (*out_).size() - at);
+    (*out_).resize(at);
   }
 
   void event() {
-    if (!first_) out_ += ",\n";
+    if (!first_) (*out_) += ",\n";
     first_ = false;
   }
 
   void meta_name(char const* what, std::uint32_t tid, std::string const& name) {
-    std::size_t const at = out_.size();
+    std::size_t const at = (*out_).size();
     event();
     fmt::format_to(
-        std::back_inserter(out_),
+        std::back_inserter((*out_)),
         "{{\"ph\":\"M\",\"name\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":0,\"args\":{{\"name\":", what,
         pid_, tid);
-    json_string(out_, name);
-    out_ += "}}";
+    json_string((*out_), name);
+    (*out_) += "}}";
     measured(at, std::numeric_limits<std::int64_t>::max());
+    set_aside(at);
+  }
+
+  /// While streaming: moves what was written since `at` to the names kept for the end.
+  void set_aside(std::size_t at) {
+    if (!defer_) return;
+    deferred_.append(*out_, at, std::string::npos);
+    out_->resize(at);
   }
 
   void meta_sort(std::uint32_t tid, std::size_t index) {
-    std::size_t const at = out_.size();
+    std::size_t const at = (*out_).size();
     event();
-    fmt::format_to(std::back_inserter(out_),
+    fmt::format_to(std::back_inserter((*out_)),
                    "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{},\"tid\":{},\"ts\":0,"
                    "\"args\":{{\"sort_index\":{}}}}}",
                    pid_, tid, index);
     measured(at, std::numeric_limits<std::int64_t>::max());
+    set_aside(at);
   }
 
   void ranges(ThreadTraceCopy& t) {
@@ -292,48 +340,49 @@ class TraceWriter {
     });
     for (TraceEvent const& e : t.events) {
       if (!keep(e.start + e.dur)) continue;
-      std::size_t const at = out_.size();
+      std::size_t const at = (*out_).size();
       event();
-      out_ += "{\"ph\":\"X\",\"name\":";
+      (*out_) += "{\"ph\":\"X\",\"name\":";
       bool const step = e.node == no_node;
       if (step) {
-        json_string(out_, e.label < t.labels.size() ? t.labels[e.label] : std::string{"step"});
+        json_string((*out_), e.label < t.labels.size() ? t.labels[e.label] : std::string{"step"});
       } else {
-        out_ += e.node < t.names.size() ? t.names[e.node] : std::string{"\"?\""};
+        (*out_) += e.node < t.names.size() ? t.names[e.node] : std::string{"\"?\""};
       }
-      out_ += step ? ",\"cat\":\"nsightkit step\"" : ",\"cat\":\"nsightkit\"";
-      fmt::format_to(std::back_inserter(out_), ",\"pid\":{},\"tid\":{},\"ts\":", pid_, t.tid);
-      json_micros(out_, e.start - origin_);
-      out_ += ",\"dur\":";
-      json_micros(out_, e.dur);
+      (*out_) += step ? ",\"cat\":\"nsightkit step\"" : ",\"cat\":\"nsightkit\"";
+      fmt::format_to(std::back_inserter((*out_)), ",\"pid\":{},\"tid\":{},\"ts\":", pid_, t.tid);
+      json_micros((*out_), e.start - origin_);
+      (*out_) += ",\"dur\":";
+      json_micros((*out_), e.dur);
       if (!step && e.node < t.paths.size()) {
-        out_ += ",\"args\":{\"path\":";
-        out_ += t.paths[e.node];
+        (*out_) += ",\"args\":{\"path\":";
+        (*out_) += t.paths[e.node];
         if (e.label < t.payloads.size()) {
-          out_ += ",\"payload\":";
-          json_payload(out_, t.payloads[e.label]);
+          (*out_) += ",\"payload\":";
+          json_payload((*out_), t.payloads[e.label]);
         }
-        out_ += '}';
+        (*out_) += '}';
       }
-      out_ += '}';
+      (*out_) += '}';
       measured(at, e.start + e.dur);
-      sink_.maybe_flush();
+      sink_->maybe_flush();
     }
   }
 
   void marks(ThreadTraceCopy const& t) {
     for (Instant const& m : t.instants) {
       if (!keep(m.t)) continue;
-      std::size_t const at = out_.size();
+      std::size_t const at = (*out_).size();
       event();
-      out_ += "{\"ph\":\"i\",\"s\":\"t\",\"name\":";
-      json_string(out_, m.mark < t.mark_names.size() ? t.mark_names[m.mark] : std::string{"mark"});
-      fmt::format_to(std::back_inserter(out_),
+      (*out_) += "{\"ph\":\"i\",\"s\":\"t\",\"name\":";
+      json_string((*out_),
+                  m.mark < t.mark_names.size() ? t.mark_names[m.mark] : std::string{"mark"});
+      fmt::format_to(std::back_inserter((*out_)),
                      ",\"cat\":\"nsightkit mark\",\"pid\":{},\"tid\":{},\"ts\":", pid_, t.tid);
-      json_micros(out_, m.t - origin_);
-      out_ += '}';
+      json_micros((*out_), m.t - origin_);
+      (*out_) += '}';
       measured(at, m.t);
-      sink_.maybe_flush();
+      sink_->maybe_flush();
     }
   }
 
@@ -384,41 +433,41 @@ class TraceWriter {
                                                          g.slice.start + g.slice.dur);
       std::int64_t const key = g.slice.start + g.slice.dur;
       if (!keep(key)) continue;
-      std::size_t const at = out_.size();
+      std::size_t const at = (*out_).size();
       if (g.slice.launched >= 0 && g.slice.correlation != 0 &&
           flows_.insert(g.slice.correlation).second) {
         // An arrow from the launch call on the thread's track to the work on the GPU's.
         event();
-        fmt::format_to(std::back_inserter(out_),
+        fmt::format_to(std::back_inserter((*out_)),
                        "{{\"ph\":\"s\",\"name\":\"launch\",\"cat\":\"nsightkit launch\",\"id\":{},"
                        "\"pid\":{},\"tid\":{},\"ts\":",
                        g.slice.correlation, pid_, t.tid);
-        json_micros(out_, g.slice.launched - origin_);
-        out_ += '}';
+        json_micros((*out_), g.slice.launched - origin_);
+        (*out_) += '}';
         event();
-        fmt::format_to(std::back_inserter(out_),
+        fmt::format_to(std::back_inserter((*out_)),
                        "{{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"launch\",\"cat\":\"nsightkit "
                        "launch\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":",
                        g.slice.correlation, pid_, g.track);
-        json_micros(out_, g.slice.start - origin_);
-        out_ += '}';
+        json_micros((*out_), g.slice.start - origin_);
+        (*out_) += '}';
       }
       event();
-      out_ += "{\"ph\":\"X\",\"name\":";
-      out_ += g.slice.node < t.names.size() ? t.names[g.slice.node] : std::string{"\"?\""};
-      fmt::format_to(std::back_inserter(out_),
+      (*out_) += "{\"ph\":\"X\",\"name\":";
+      (*out_) += g.slice.node < t.names.size() ? t.names[g.slice.node] : std::string{"\"?\""};
+      fmt::format_to(std::back_inserter((*out_)),
                      ",\"cat\":\"nsightkit gpu\",\"pid\":{},\"tid\":{},\"ts\":", pid_, g.track);
-      json_micros(out_, g.slice.start - origin_);
-      out_ += ",\"dur\":";
-      json_micros(out_, g.slice.dur);
+      json_micros((*out_), g.slice.start - origin_);
+      (*out_) += ",\"dur\":";
+      json_micros((*out_), g.slice.dur);
       if (g.slice.node < t.paths.size()) {
-        out_ += ",\"args\":{\"path\":";
-        out_ += t.paths[g.slice.node];
-        fmt::format_to(std::back_inserter(out_), ",\"cpu_thread\":{}}}", t.tid);
+        (*out_) += ",\"args\":{\"path\":";
+        (*out_) += t.paths[g.slice.node];
+        fmt::format_to(std::back_inserter((*out_)), ",\"cpu_thread\":{}}}", t.tid);
       }
-      out_ += '}';
+      (*out_) += '}';
       measured(at, key);
-      sink_.maybe_flush();
+      sink_->maybe_flush();
     }
   }
 
@@ -430,11 +479,16 @@ class TraceWriter {
     std::uint32_t track;
   };
 
-  TextSink& sink_;
-  std::string& out_;
+  TextSink* sink_;
+  std::string* out_;
   long pid_;
   std::int64_t origin_;
   bool first_{true};
+  bool defer_{false};
+  std::string deferred_;  // names set aside while streaming
+  std::uint64_t written_{0};
+  std::int64_t latest_{std::numeric_limits<std::int64_t>::min()};
+  std::set<std::uint32_t> tids_;  // threads with events written
   std::vector<StreamTrack> streams_;
   std::map<int, std::vector<std::pair<std::int64_t, std::int64_t>>> busy_;  // per device
   std::set<std::uint32_t> flows_;  // correlation ids that have their arrow
@@ -446,83 +500,5 @@ class TraceWriter {
 };
 
 /// Writes the whole trace of the report's data so far into `sink`.
-inline void write_trace(TextSink& sink) {
-  State* s = state();
-  long const os_pid = process_id();
-  auto const rank = launcher_rank();
-  long const pid = rank ? static_cast<long>(rank->rank) : os_pid;
-  std::int64_t origin = 0;
-  // The default clock is CLOCK_MONOTONIC on Linux, which the host's processes share.
-  bool steady = true;
-  char const* source = "steady_clock";
-  std::vector<ThreadData*> threads;
-  std::size_t cap = 0;
-  if (s != nullptr) {
-    if (GpuSource* src = s->source.load(std::memory_order_acquire)) src->flush(*s);
-    std::lock_guard<std::mutex> lock{s->mutex};
-    origin = s->origin.load(std::memory_order_relaxed);
-    steady = s->clock.load(std::memory_order_relaxed) == nullptr;
-    if (steady && s->tsc.usable) source = "tsc calibrated to steady_clock";
-    if (!steady) source = "ReportOptions::clock";
-    cap = s->options.max_trace_bytes;
-    for (auto const& t : s->threads) threads.push_back(t.get());
-  }
-
-  long const parent = forked_from.load(std::memory_order_relaxed);
-  std::string name = rank ? fmt::format("nsightkit rank {} (pid {})", rank->rank, os_pid)
-                          : fmt::format("nsightkit pid {}", os_pid);
-  if (parent != 0) name += fmt::format(", forked from pid {}", parent);
-  // Copied once: the measuring pass and the writing pass see the same events.
-  std::uint64_t dropped = 0;
-  std::vector<ThreadTraceCopy> copies;
-  copies.reserve(threads.size());
-  for (ThreadData* td : threads) copies.push_back(copy_for_trace(*td, dropped));
-  std::uint64_t counters_dropped = 0;
-  std::vector<CounterSample> const counter_samples = copy_counters(counters_dropped);
-  std::vector<StartEndEvent> se;
-  std::vector<std::string> se_names;
-  if (s != nullptr) {
-    std::lock_guard<std::mutex> lock{s->se_mutex};
-    se = s->se_trace;
-    for (auto const& st : s->se_stats) se_names.push_back(component(st.domain, st.name));
-  }
-  auto events = [&](TraceWriter& w) {
-    w.begin(name);
-    for (ThreadTraceCopy& t : copies) w.thread(t);
-    w.start_end(se, se_names);
-    w.busy_counters();
-    w.counter_tracks(counter_samples);
-  };
-  std::int64_t cutoff = std::numeric_limits<std::int64_t>::min();
-  constexpr std::size_t reserve = 2048;  // the header, otherData and the note at the cut
-  if (cap != 0) {
-    TextSink scratch;
-    TraceWriter m{scratch, pid, origin};
-    m.measure();
-    events(m);
-    cutoff = m.cutoff_for(cap > reserve ? cap - reserve : 0);
-  }
-  TraceWriter w{sink, pid, origin};
-  w.keep_after(cutoff);
-  events(w);
-  if (w.cut() != 0) w.cut_note(cutoff, cap);
-  w.end(fmt::format(
-      "{{\"producer\":\"nsightkit {}\",\"rank\":{},\"pid\":{},\"forked_from\":{},"
-      "\"events_dropped\":{},\"clock\":\"{}\",\"clock_source\":\"{}\",\"time_origin_ns\":{},"
-      "\"counter_samples_dropped\":{},"
-      "\"size_cap\":{{\"max_bytes\":{},\"events_dropped\":{},\"kept_after_us\":{}}}}}",
-      version_string, rank ? std::to_string(rank->rank) : std::string{"null"}, os_pid,
-      parent != 0 ? std::to_string(parent) : std::string{"null"}, dropped,
-      steady ? "steady" : "custom", source, origin, counters_dropped, cap, w.cut(),
-      w.cut() != 0 ? fmt::format("{:.3f}", static_cast<double>(cutoff - origin) / 1e3)
-                   : std::string{"null"}));
-}
-
-inline std::string trace_json() {
-  TextSink sink;
-  write_trace(sink);
-  return std::move(sink.buffer());
-}
-
 }  // namespace detail::report
 NSIGHTKIT_DETAIL_END_NAMESPACE

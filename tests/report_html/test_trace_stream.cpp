@@ -1,0 +1,244 @@
+// The trace streamed to its file while the run goes on (docs/report-html.md, "Traces that stay
+// small"): pieces reach the file before any write, the recording limit no longer loses events, a
+// write completes the file and the next piece replaces its end, the size cap drops the oldest
+// pieces, reset() starts the file again, trace_json() reads the pieces back, a plain path works,
+// and a forked child leaves the parent's file alone. The worker's own timing is not relied on:
+// the tests drain explicitly (check_html.py's `stream` runs it with the worker alone).
+#include <nsightkit/detail/report/output_file.hpp>
+#include <nsightkit/report.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#if NSIGHTKIT_ENABLED
+#include <nsightkit/detail/report/trace_stream.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+namespace rep = nsightkit::detail::report;
+
+std::string dir() {
+  char const* d = std::getenv("NSK_TEST_DIR");
+  return d != nullptr ? std::string{d} + "/" : std::string{};
+}
+
+std::string bytes_of(std::string const& path) {
+  std::ifstream in{path, std::ios::binary};
+  return {std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+}
+
+/// The file's text (gzip members inflated) and how many members it has.
+std::string text_of(std::string const& path, std::size_t* members = nullptr) {
+  std::string const raw = bytes_of(path);
+  if (path.size() < 3 || path.compare(path.size() - 3, 3, ".gz") != 0) return raw;
+  std::string out;
+  REQUIRE(rep::gzip::inflate_members(raw, out, members));
+  return out;
+}
+
+int count(std::string const& s, std::string const& what) {
+  int n = 0;
+  for (std::size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+void drain() {
+  rep::State* s = rep::state();
+  REQUIRE(s != nullptr);
+  REQUIRE(rep::TraceStream::existing() != nullptr);
+  rep::TraceStream::existing()->drain(*s);
+}
+
+void record(int from, int to) {
+  for (int i = from; i < to; ++i) {
+    nsightkit::ScopedRange r{nsightkit::Attributes{nsightkit::Payload{std::int64_t{i}}}, "layer"};
+  }
+}
+
+std::string payload(int i) { return "\"payload\":" + std::to_string(i) + "}"; }
+
+nsightkit::ReportOptions streamed(std::string const& path) {
+  nsightkit::ReportOptions o;
+  o.table.clear();
+  o.at_exit = false;
+  o.trace = path;
+  return o;
+}
+
+/// A .gz name where zlib can be loaded, else the plain name the report would use instead.
+std::string gz(std::string const& stem) {
+  return dir() + stem + (rep::gzip::api().unavailable == nullptr ? ".json.gz" : ".json");
+}
+
+}  // namespace
+
+TEST_CASE("a streamed trace reaches its file during the run and keeps every event") {
+  std::string const path = gz("stream_all");
+  std::remove(path.c_str());
+  nsightkit::ReportOptions o = streamed(path);
+  o.max_trace_events = 1000;  // the recording limit: far fewer than the run records
+  REQUIRE(nsightkit::Report::enable(o));
+  nsightkit::Report::reset();
+  for (int b = 0; b < 10; ++b) {
+    record(b * 800, (b + 1) * 800);
+    drain();
+  }
+  // Before any write: the events are in the file, which is valid gzip, and has no end yet.
+  std::size_t members = 0;
+  std::string const during = text_of(path, &members);
+  if (path.back() == 'z') CHECK(members >= 11);  // the header and a piece per drain
+  CHECK(during.rfind("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", 0) == 0);
+  CHECK(count(during, "\"name\":\"layer\"") == 8000);
+  CHECK(during.find("otherData") == std::string::npos);
+
+  REQUIRE(nsightkit::Report::write());
+  std::string const t = text_of(path);
+  CHECK(count(t, "\"name\":\"layer\"") == 8000);
+  CHECK(t.find(payload(0)) != std::string::npos);
+  CHECK(t.find(payload(7999)) != std::string::npos);
+  CHECK(t.find("\"events_dropped\":0,") != std::string::npos);  // the recording limit lost none
+  CHECK(count(t, "\"otherData\"") == 1);
+  CHECK(t.find("\"thread_name\"") != std::string::npos);
+  CHECK(t.substr(t.size() - 3) == "}}\n");
+  // trace_json() reads the pieces back: the same text.
+  CHECK(nsightkit::Report::trace_json() == t);
+
+  // More events after a write: the next piece replaces the end, the next write adds it again.
+  record(8000, 8100);
+  drain();
+  std::string const mid = text_of(path);
+  CHECK(mid.find("otherData") == std::string::npos);
+  CHECK(count(mid, "\"name\":\"layer\"") == 8100);
+  REQUIRE(nsightkit::Report::write());
+  std::string const t2 = text_of(path);
+  CHECK(count(t2, "\"name\":\"layer\"") == 8100);
+  CHECK(count(t2, "\"otherData\"") == 1);
+
+  // Events not drained yet are in the end, and a write without new pieces rewrites only it.
+  record(8100, 8150);
+  REQUIRE(nsightkit::Report::write());
+  REQUIRE(nsightkit::Report::write());
+  std::string const t3 = text_of(path);
+  CHECK(count(t3, "\"name\":\"layer\"") == 8150);
+  CHECK(count(t3, "\"otherData\"") == 1);
+
+  // reset(): the file starts again.
+  nsightkit::Report::reset();
+  record(0, 3);
+  drain();
+  REQUIRE(nsightkit::Report::write());
+  CHECK(count(text_of(path), "\"name\":\"layer\"") == 3);
+  nsightkit::Report::disable();
+  nsightkit::Report::reset();
+  std::remove(path.c_str());
+}
+
+TEST_CASE("the size cap drops the oldest streamed pieces, and the trace says so") {
+  std::string const path = gz("stream_cap");
+  std::remove(path.c_str());
+  nsightkit::ReportOptions o = streamed(path);
+  o.max_trace_bytes = 256 * 1024;
+  REQUIRE(nsightkit::Report::enable(o));
+  nsightkit::Report::reset();
+  for (int b = 0; b < 40; ++b) {
+    record(b * 500, (b + 1) * 500);
+    drain();
+  }
+  REQUIRE(nsightkit::Report::write());
+  std::string const t = text_of(path);
+  CHECK(t.size() <= o.max_trace_bytes);
+  CHECK(t.size() > o.max_trace_bytes / 2);  // pieces of about a sixteenth: little room wasted
+  CHECK(t.find(payload(19999)) != std::string::npos);  // newest kept
+  CHECK(t.find(payload(0)) == std::string::npos);      // oldest left out
+  CHECK(count(t, "older events left out (trace-size cap of 262144 bytes)") == 1);
+  int const kept = count(t, "\"name\":\"layer\"");
+  std::size_t const at = t.find("\"size_cap\":{\"max_bytes\":262144,\"events_dropped\":");
+  REQUIRE(at != std::string::npos);
+  long const dropped = std::atol(t.c_str() + t.find("\"events_dropped\":", at + 20) + 17);
+  CHECK(kept + dropped == 20000);  // every event is kept or counted as left out
+  CHECK(nsightkit::Report::trace_json() == t);
+  nsightkit::Report::disable();
+  nsightkit::Report::reset();
+  std::remove(path.c_str());
+}
+
+TEST_CASE("a plain path streams too, and a forked child leaves the parent's file alone") {
+  std::string const path = dir() + "stream_plain.json";
+  std::remove(path.c_str());
+  REQUIRE(nsightkit::Report::enable(streamed(path)));
+  nsightkit::Report::reset();
+  record(0, 100);
+  drain();
+  CHECK(count(bytes_of(path), "\"name\":\"layer\"") == 100);
+
+  pid_t const child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    record(0, 7);  // the child's own report: a trace of its own (".pidN"), from memory
+    bool const ok = nsightkit::Report::write();
+    std::_Exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  std::string const child_path = dir() + "stream_plain.pid" + std::to_string(child) + ".json";
+  std::string const c = bytes_of(child_path);
+  CHECK(count(c, "\"name\":\"layer\"") == 7);
+  CHECK(c.find("forked from pid") != std::string::npos);
+
+  record(100, 150);
+  REQUIRE(nsightkit::Report::write());
+  std::string const t = bytes_of(path);
+  CHECK(count(t, "\"name\":\"layer\"") == 150);
+  CHECK(count(t, "\"otherData\"") == 1);
+  nsightkit::Report::disable();
+  nsightkit::Report::reset();
+  std::remove(path.c_str());
+  std::remove(child_path.c_str());
+}
+
+TEST_CASE("a trace path that cannot be streamed to is written from memory at the end") {
+  // A directory where the file should be: nothing is streamed, the trace goes to the fallback.
+  std::string const path = dir() + "stream_is_a_dir.json";
+  std::remove(path.c_str());
+  REQUIRE(rep::make_directories(path).empty());
+  REQUIRE(nsightkit::Report::enable(streamed(path)));
+  nsightkit::Report::reset();
+  rep::TraceStream* const stream = rep::TraceStream::existing();
+  CHECK_FALSE((stream != nullptr && stream->holds(path)));
+  record(0, 10);
+  CHECK_FALSE(nsightkit::Report::write());  // not where asked: the fallback has it
+  std::string const fallback = rep::fallback_path("trace", ".json");
+  CHECK(count(bytes_of(fallback), "\"name\":\"layer\"") == 10);
+  nsightkit::Report::disable();
+  nsightkit::Report::reset();
+  std::remove(fallback.c_str());
+  ::rmdir(path.c_str());
+}
+
+#else
+
+TEST_CASE("disabled build: no trace is streamed or written") {
+  std::string const path = "stream_disabled.json.gz";
+  std::remove(path.c_str());
+  nsightkit::ReportOptions o;
+  o.trace = path;
+  o.at_exit = false;
+  nsightkit::Report::enable(o);
+  { nsightkit::ScopedRange r{"layer"}; }
+  nsightkit::Report::write();
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  CHECK(f == nullptr);
+  if (f != nullptr) std::fclose(f);
+}
+
+#endif
