@@ -82,6 +82,10 @@ class NsightkitConan(ConanFile):
         "cmake/*",
         "include/*",
         "LICENSE*",
+        # The component compiled (nsightkit::compiled): installed into share/cmake/nsightkit/src
+        # for nsightkit's own config (CMakeDeps' config knows no components).
+        "src/nsightkit.cpp",
+        "src/nsightkit_cuda.cpp",
         "tools/nsightkit_merge.py",
         "tools/nsightkit_report.py",
     )

@@ -298,7 +298,8 @@ function(nsightkit_link_dependencies target)
 endfunction()
 
 # ---- optional components ----
-# A component is an IMPORTED target nsightkit::<name> (nsightkit::nsightkit plus what it needs),
+# A component is a target nsightkit::<name> (nsightkit::nsightkit plus what it needs: an IMPORTED
+# INTERFACE target, or for compiled a static library built from the sources the package carries),
 # defined by a function nsightkit_add_<name>_component([GLOBAL]) that sets NSIGHTKIT_<NAME>_FOUND
 # and, when not found, NSIGHTKIT_<NAME>_REASON in the caller's scope and never stops the
 # configure. To add a component: write that function below and add its name in
@@ -308,11 +309,13 @@ endfunction()
 # nsightkit_component_names(<out>): the components there are. (A function, not a variable: this
 # file is included once per configure, and a variable would not reach every directory.)
 function(nsightkit_component_names out)
-  set(${out} cupti mpi PARENT_SCOPE)
+  set(${out} cupti mpi compiled PARENT_SCOPE)
 endfunction()
 
 # mpi: nsightkit_add_mpi_component (nsightkit/mpi.hpp: the ranks' reports merged on rank 0).
 include(${CMAKE_CURRENT_LIST_DIR}/nsightkitMpi.cmake)
+# compiled: nsightkit_add_compiled_component (the compiled mode, docs/compile-cost.md).
+include(${CMAKE_CURRENT_LIST_DIR}/nsightkitCompiled.cmake)
 
 # nsightkit_add_component(<name> [GLOBAL])
 # Calls nsightkit_add_<name>_component and passes its NSIGHTKIT_<NAME>_FOUND/_REASON up; for a

@@ -160,7 +160,8 @@ pkg=$("$conan" cache path "nsightkit/0.1.0:da39a3ee5e6b4b0d3255bfef95601890afd80
 for f in include/nsightkit/nsightkit.hpp include/nsightkit/range.hpp \
          share/cmake/nsightkit/nsightkit-config.cmake share/cmake/nsightkit/nsightkit-config-version.cmake \
          share/cmake/nsightkit/nsightkit-targets.cmake share/cmake/nsightkit/nsightkitDependencies.cmake \
-         share/cmake/nsightkit/nsightkit-conan.cmake; do
+         share/cmake/nsightkit/nsightkit-conan.cmake share/cmake/nsightkit/nsightkitCompiled.cmake \
+         share/cmake/nsightkit/src/nsightkit.cpp share/cmake/nsightkit/src/nsightkit_cuda.cpp; do
   [ -f "$pkg/$f" ] || fail "package lacks $f"
 done
 [ ! -e "$pkg/share/pkgconfig" ] || fail "package still has share/pkgconfig (machine-specific paths)"

@@ -126,6 +126,7 @@ run_port() {  # name, port dir, features, extra -D...
   for f in include/nsightkit/nsightkit.hpp share/nsightkit/nsightkit-config.cmake \
            share/nsightkit/nsightkit-config-version.cmake share/nsightkit/nsightkit-targets.cmake \
            share/nsightkit/nsightkitDependencies.cmake share/nsightkit/nsightkit-find-nvtx3.py \
+           share/nsightkit/nsightkitCompiled.cmake share/nsightkit/src/nsightkit.cpp \
            share/nsightkit/usage share/nsightkit/copyright share/pkgconfig/nsightkit.pc \
            share/pkgconfig/nsightkit-fmt-header-only.pc; do
     [ -f "$installed/$f" ] || fail "$name: installed tree lacks $f"
@@ -153,7 +154,7 @@ cp -r "$registry_port" "$reg"
 repo=$(sed -n 's/^  REPO \(.*\)$/\1/p' "$registry_port/portfile.cmake")
 archive="$work/downloads/${repo//\//-}-v$version.tar.gz"
 # What GitHub serves for the tag: the tree under one top directory (only what the port builds).
-tar -C "$root" -czf "$archive" --transform "s,^,${repo#*/}-$version/," CMakeLists.txt cmake include tools LICENSE
+tar -C "$root" -czf "$archive" --transform "s,^,${repo#*/}-$version/," CMakeLists.txt cmake include src tools LICENSE
 bash "$root/packaging/vcpkg/update-registry-port.sh" --repo "$repo" --version "$version" --archive "$archive" \
   --port-dir "$reg" >"$work/update-registry-port.log" 2>&1 || { cat "$work/update-registry-port.log" >&2; fail "update-registry-port.sh"; }
 grep -q "SHA512 $(sha512sum "$archive" | cut -c1-128)" "$reg/portfile.cmake" || fail "the updated port does not carry the archive's SHA512"

@@ -5,6 +5,11 @@
                                                    functions, none of {fmt}'s formatting engine and
                                                    none of NVTX's code; together they call the
                                                    compiled entry points
+  check_compiled_objects.py NM --compiled-recorder OBJ...
+                                                   the same for a program that installs the NVTX
+                                                   Recorder (testing.hpp includes NVTX, so NVTX's
+                                                   code is allowed) and formats no module name:
+                                                   tests/consumers/run_consumers.sh
   check_compiled_objects.py NM --header-only OBJ   the object does define the report engine and
                                                    NVTX's code (the header-only mode; proves the
                                                    check can fail)
@@ -21,6 +26,14 @@ NVTX_CODE = ("nvtxGlobals", "_impl_init_v3")
 # The compiled part's entry points a program of ranges, formatted names and a report calls.
 ENTRY_POINTS = ("::detail::report::entry::", "::detail::emit_out(", "::detail::emit_formatted_out(",
                 "::detail::end_out(", "::detail::module::format_module_name(")
+# Per compiled mode: the parts no object may define, and the entry points the objects must call.
+COMPILED_MODES = {
+    "--compiled": (("report engine", "fmt engine", "NVTX"),
+                   ("detail::report::entry::autostart()", "detail::emit_formatted_out(",
+                    "detail::module::format_module_name(")),
+    "--compiled-recorder": (("report engine", "fmt engine"),
+                            ("detail::report::entry::autostart()", "detail::emit_formatted_out(")),
+}
 
 
 def symbols(nm, obj):
@@ -47,9 +60,11 @@ def engine_functions(defined):
 
 
 def main():
-    if len(sys.argv) < 4 or sys.argv[2] not in ("--compiled", "--header-only"):
+    if len(sys.argv) < 4 or sys.argv[2] not in ("--header-only", *COMPILED_MODES):
         sys.exit(__doc__)
     nm, mode, objects = sys.argv[1], sys.argv[2], sys.argv[3:]
+    compiled = mode in COMPILED_MODES
+    forbidden, needed_calls = COMPILED_MODES.get(mode, ((), ()))
     ok = True
     calls = set()
     for obj in objects:
@@ -57,7 +72,7 @@ def main():
         parts = engine_functions(defined)
         calls.update(s for s in undefined if any(e in s for e in ENTRY_POINTS))
         for part, found in parts.items():
-            if mode == "--compiled" and found:
+            if part in forbidden and found:
                 ok = False
                 print(f"FAIL: {obj} defines {len(found)} symbols of the {part}, e.g.:")
                 for s in found[:10]:
@@ -68,9 +83,8 @@ def main():
                 else:
                     ok = False
                     print(f"FAIL: {obj} defines nothing of the {part} (is it header-only?)")
-    if mode == "--compiled":
-        for needed in ("detail::report::entry::autostart()", "detail::emit_formatted_out(",
-                       "detail::module::format_module_name("):
+    if compiled:
+        for needed in needed_calls:
             if not any(needed in s for s in calls):
                 ok = False
                 print(f"FAIL: no object calls the compiled {needed}")

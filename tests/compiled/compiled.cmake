@@ -4,8 +4,9 @@
 # start-up and written at exit, formatted range and module names, that the program's own objects
 # hold none of the report engine's, {fmt}'s formatting or NVTX's code (while the same translation
 # unit header-only does), and the range and module tests' NVTX calls.
+# nsightkit::compiled is the component compiled, defined once by the top-level CMakeLists.txt.
 if(NOT TARGET nsightkit::compiled)
-  include(${PROJECT_SOURCE_DIR}/cmake/nsightkitCompiled.cmake)
+  message(FATAL_ERROR "nsightkit tests: no nsightkit::compiled: ${NSIGHTKIT_COMPILED_REASON}")
 endif()
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 

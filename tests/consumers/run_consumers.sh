@@ -2,9 +2,15 @@
 # Builds and RUNS consumers of nsightkit, compiled by a plain C++ compiler, through each documented
 # route, against a fresh install:
 #   1. find_package(nsightkit CONFIG) on the installed package (enabled and disabled builds)
-#   2. add_subdirectory(<source>) (tests, examples and benchmarks of nsightkit stay off)
+#   2. add_subdirectory(<source>) (tests, examples and benchmarks of nsightkit stay off; also
+#      common/main.cpp linked with nsightkit::compiled)
 #   3. pkg-config --cflags --libs nsightkit
-# Each route builds two programs:
+#   4. find_package(nsightkit CONFIG REQUIRED COMPONENTS compiled), from the moved copy of the
+#      install: nsightkit::compiled built in the consumer's project from the installed sources
+#      (compiled/), common/main.cpp linked with it and run as the others; its own objects must
+#      hold none of the report engine's code (tests/compiled/check_compiled_objects.py), which
+#      the header-only consumer's main.cpp object of route 1 does
+# Routes 1-3 build two programs:
 #   - common/main.cpp: every instrumentation feature (ranges, module hooks, CaptureWindow, Report,
 #     Recorder). It must link no CUDA library; where no CUDA driver is installed its capture
 #     window must say so in exactly one line and go on. Its report files must parse.
@@ -18,7 +24,8 @@
 # need no libfmt (they run with a broken libfmt.so first on LD_LIBRARY_PATH, which stops the
 # library-linked program); find_package(nsightkit QUIET) on a machine without any NVTX3 (the
 # toolkit hidden, see hide_cuda.sh) configures, sets nsightkit_FOUND false and gives the reason,
-# and REQUIRED fails with it; components (cupti in two sibling directories, an unknown one).
+# and REQUIRED fails with it; components (cupti and compiled in two sibling directories, an
+# unknown one; compiled where the package has no sources: reported, REQUIRED fails naming them).
 # usage: run_consumers.sh <nsightkit source dir> <work dir> <c++ compiler>
 set -euo pipefail
 src=$1 work=$2 cxx=$3
@@ -170,6 +177,7 @@ cmake -S "$here/subdir" -B "$work/subdir" "${gen[@]}" -DCMAKE_CXX_COMPILER="$cxx
   -DNSIGHTKIT_SOURCE_DIR="$src" >"$work/subdir.log"
 cmake --build "$work/subdir" >>"$work/subdir.log"
 run_instrumentation "$work/subdir/consumer" enabled subdir
+run_instrumentation "$work/subdir/consumer_compiled" enabled subdir_compiled
 if [ $have_toolkit = 1 ]; then
   [ -x "$work/subdir/consumer_cuda" ] || fail "find_package(CUDAToolkit) found no CUDA::cudart"
   run_cuda "$work/subdir/consumer_cuda" subdir_cuda
@@ -177,6 +185,27 @@ fi
 if [ -d "$work/subdir/nsightkit/tests" ]; then
   echo "add_subdirectory built nsightkit's tests; they must be off for subprojects" >&2; exit 1
 fi
+
+echo "== compiled mode: find_package(nsightkit CONFIG REQUIRED COMPONENTS compiled) (from the moved copy)"
+cmake -S "$here/compiled" -B "$work/compiled" "${gen[@]}" -DCMAKE_CXX_COMPILER="$cxx" \
+  -DCMAKE_PREFIX_PATH="$work/moved" >"$work/compiled.log" 2>&1 \
+  || { cat "$work/compiled.log" >&2; fail "find_package(nsightkit COMPONENTS compiled) failed"; }
+# The library is compiled from the sources of the tree where it now is.
+expect_in "$work/compiled.log" "nsightkit::compiled from $work/moved/share/cmake/nsightkit/src/nsightkit.cpp" \
+  "the component compiled's sources"
+cmake --build "$work/compiled" >>"$work/compiled.log" 2>&1 \
+  || { cat "$work/compiled.log" >&2; fail "building the compiled-mode consumer failed"; }
+run_instrumentation "$work/compiled/consumer" enabled compiled
+# NSIGHTKIT_COMPILED took effect: the program's own objects call the compiled report engine and
+# define none of it, while the same main.cpp header-only (route 1) does (the check can fail).
+mapfile -t compiled_objects <"$work/compiled/consumer_objects.txt"
+python3 "$src/tests/compiled/check_compiled_objects.py" nm --compiled-recorder "${compiled_objects[@]}" \
+  >"$work/compiled-objects.log" || { cat "$work/compiled-objects.log" >&2; fail "compiled consumer's objects"; }
+header_only_object=$(find "$work/installed/CMakeFiles/consumer.dir" -name 'main.cpp.o' | sed -n 1p)
+[ -n "$header_only_object" ] || fail "no main.cpp.o under $work/installed/CMakeFiles/consumer.dir"
+python3 "$src/tests/compiled/check_compiled_objects.py" nm --header-only "$header_only_object" \
+  >>"$work/compiled-objects.log" || { cat "$work/compiled-objects.log" >&2; fail "header-only consumer's object"; }
+echo "  main.cpp's object: no report engine code with nsightkit::compiled, the engine header-only"
 
 echo "== pkg-config consumer (from the moved copy of the install)"
 if command -v pkg-config >/dev/null; then
@@ -230,21 +259,27 @@ for prog in "$work/fmt-header-only/probe" "$work/fmt-header-only/probe_pc"; do
   LD_LIBRARY_PATH="$work/no-libfmt" "$prog" fmt-header-only || fail "$prog failed without libfmt"
 done
 
-echo "== components: cupti in two sibling directories, an unknown one (optional: reported; required: fails)"
+echo "== components: cupti and compiled in two sibling directories, an unknown one (optional: reported; required: fails)"
 comp="$work/components"
 mkdir -p "$comp/a" "$comp/b"
 want_cupti=0
 [ -f "$work/prefix/lib/pkgconfig/nsightkit-cupti.pc" ] && want_cupti=1
 for sub in a b; do
   cat >"$comp/$sub/CMakeLists.txt" <<CMK
-find_package(nsightkit CONFIG REQUIRED OPTIONAL_COMPONENTS cupti nosuch)
+find_package(nsightkit CONFIG REQUIRED OPTIONAL_COMPONENTS cupti compiled nosuch)
 if(nsightkit_cupti_FOUND AND NOT TARGET nsightkit::cupti)
   message(FATAL_ERROR "nsightkit_cupti_FOUND but no nsightkit::cupti in $sub")
+endif()
+if(NOT nsightkit_compiled_FOUND OR NOT TARGET nsightkit::compiled)
+  message(FATAL_ERROR "component compiled in $sub: nsightkit_compiled_FOUND=\${nsightkit_compiled_FOUND}")
 endif()
 if(nsightkit_nosuch_FOUND OR NOT nsightkit_FOUND)
   message(FATAL_ERROR "optional component nosuch: nsightkit_nosuch_FOUND=\${nsightkit_nosuch_FOUND}, nsightkit_FOUND=\${nsightkit_FOUND}")
 endif()
-message(STATUS "components $sub: cupti found=\${nsightkit_cupti_FOUND}")
+# (Generating the build checks that the target and what it links resolve in this directory.)
+add_executable(compiled_$sub "$here/common/probe.cpp")
+target_link_libraries(compiled_$sub PRIVATE nsightkit::compiled)
+message(STATUS "components $sub: cupti found=\${nsightkit_cupti_FOUND}, compiled found=\${nsightkit_compiled_FOUND}")
 CMK
 done
 cat >"$comp/CMakeLists.txt" <<'CMK'
@@ -259,9 +294,9 @@ grep -qE "nsightkit: optional component nosuch not found: nsightkit has no compo
   || { cat "$comp.log" >&2; fail "an unknown optional component was not reported with the list of components"; }
 for sub in a b; do
   if [ $want_cupti = 1 ]; then
-    grep -q "components $sub: cupti found=TRUE" "$comp.log" || { cat "$comp.log" >&2; fail "component cupti not found in directory $sub"; }
+    grep -q "components $sub: cupti found=TRUE, compiled found=TRUE" "$comp.log" || { cat "$comp.log" >&2; fail "directory $sub: component cupti not found, or compiled not found"; }
   else
-    grep -q "components $sub: cupti found=FALSE" "$comp.log" || { cat "$comp.log" >&2; fail "component cupti found in $sub without CUPTI"; }
+    grep -q "components $sub: cupti found=FALSE, compiled found=TRUE" "$comp.log" || { cat "$comp.log" >&2; fail "directory $sub: component cupti found without CUPTI, or compiled not found"; }
   fi
 done
 cat >"$comp/CMakeLists.txt" <<'CMK'
@@ -275,7 +310,37 @@ if cmake -S "$comp" -B "$comp/build-required" "${gen[@]}" -DCMAKE_CXX_COMPILER="
 fi
 log_has "component nosuch: nsightkit has no component 'nosuch'" "$comp-required.log" \
   || { cat "$comp-required.log" >&2; fail "a required unknown component failed without naming the components"; }
-echo "  cupti in two sibling directories: $([ $want_cupti = 1 ] && echo found in both || echo not found in either, no CUPTI); unknown component: reported / refused"
+echo "  cupti in two sibling directories: $([ $want_cupti = 1 ] && echo found in both || echo not found in either, no CUPTI); compiled: found in both; unknown component: reported / refused"
+
+echo "== component compiled where the package has no sources (headers only): optional reported, required fails"
+rm -rf "$work/no-sources" && cp -a "$work/prefix" "$work/no-sources"
+rm -r "$work/no-sources/share/cmake/nsightkit/src"
+missing_source="$work/no-sources/share/cmake/nsightkit/src/nsightkit.cpp"
+for kind in OPTIONAL_COMPONENTS COMPONENTS; do
+  dir="$work/no-sources-$kind"
+  mkdir -p "$dir"
+  cat >"$dir/CMakeLists.txt" <<CMK
+cmake_minimum_required(VERSION 3.22)
+project(no_sources LANGUAGES CXX)
+find_package(nsightkit CONFIG REQUIRED $kind compiled)
+if(TARGET nsightkit::compiled OR nsightkit_compiled_FOUND)
+  message(FATAL_ERROR "component compiled found without its sources")
+endif()
+CMK
+  rc=0
+  cmake -S "$dir" -B "$dir/build" "${gen[@]}" -DCMAKE_CXX_COMPILER="$cxx" \
+    -DCMAKE_PREFIX_PATH="$work/no-sources" >"$dir.log" 2>&1 || rc=$?
+  if [ $kind = OPTIONAL_COMPONENTS ]; then
+    [ $rc = 0 ] || { cat "$dir.log" >&2; fail "a missing optional component compiled stopped the configure"; }
+    expect_in "$dir.log" "nsightkit: optional component compiled not found: the compiled mode's sources" \
+      "optional component compiled without sources"
+  else
+    [ $rc != 0 ] || { cat "$dir.log" >&2; fail "find_package(nsightkit REQUIRED COMPONENTS compiled) succeeded without sources"; }
+    expect_in "$dir.log" "component compiled: the compiled mode's sources" "required component compiled without sources"
+  fi
+  expect_in "$dir.log" "$missing_source" "the reason names the missing file"
+done
+echo "  optional: reported; required: refused; both name $missing_source"
 
 echo "== find_package(nsightkit) on a machine without NVTX3: QUIET configures, REQUIRED fails, both say why"
 # shellcheck source=hide_cuda.sh
