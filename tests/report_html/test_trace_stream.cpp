@@ -2,8 +2,9 @@
 // small"): pieces reach the file before any write, the recording limit no longer loses events, a
 // write completes the file and the next piece replaces its end, the size cap drops the oldest
 // pieces, reset() starts the file again, trace_json() reads the pieces back, a plain path works,
-// and a forked child leaves the parent's file alone. The worker's own timing is not relied on:
-// the tests drain explicitly (check_html.py's `stream` runs it with the worker alone).
+// a forked child leaves the parent's file alone, and a failing write loses nothing. The worker's
+// own timing is not relied on: the tests drain explicitly (check_html.py's `stream` runs it with
+// the worker alone).
 #include <nsightkit/detail/report/output_file.hpp>
 #include <nsightkit/report.hpp>
 
@@ -18,8 +19,11 @@
 #if NSIGHTKIT_ENABLED
 #include <nsightkit/detail/report/trace_stream.hpp>
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 namespace {
 
@@ -204,6 +208,38 @@ TEST_CASE("a plain path streams too, and a forked child leaves the parent's file
   nsightkit::Report::reset();
   std::remove(path.c_str());
   std::remove(child_path.c_str());
+}
+
+TEST_CASE("a write to the streamed file that fails loses no event: the end holds them all") {
+  // A file-size limit of 64 KiB makes streaming fail midway (EFBIG). With the limit lifted, the
+  // write reads back the pieces, adds the events formatted after the failure, and writes it all.
+  std::string const path = dir() + "stream_efbig.json";
+  std::remove(path.c_str());
+  REQUIRE(nsightkit::Report::enable(streamed(path)));
+  nsightkit::Report::reset();
+  auto const old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit lim{};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &lim) == 0);
+  rlimit small = lim;
+  small.rlim_cur = 64 * 1024;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  for (int b = 0; b < 20; ++b) {
+    record(b * 500, (b + 1) * 500);
+    drain();
+  }
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &lim) == 0);
+  std::signal(SIGXFSZ, old_handler);
+  CHECK(bytes_of(path).size() <= 64 * 1024);  // the stream stopped at the limit
+  CHECK(nsightkit::Report::write());          // the whole trace, pieces read back
+  std::string const t = bytes_of(path);
+  CHECK(t.size() > 64 * 1024);
+  CHECK(count(t, "\"name\":\"layer\"") == 10000);
+  CHECK(t.find(payload(0)) != std::string::npos);
+  CHECK(t.find(payload(9999)) != std::string::npos);
+  CHECK(count(t, "\"otherData\"") == 1);
+  nsightkit::Report::disable();
+  nsightkit::Report::reset();
+  std::remove(path.c_str());
 }
 
 TEST_CASE("a trace path that cannot be streamed to is written from memory at the end") {

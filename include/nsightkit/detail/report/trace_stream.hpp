@@ -20,10 +20,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -131,6 +135,7 @@ class TraceStream {
   bool restart_locked(State& s) {
     if (!file_.is_open()) return false;
     pieces_.clear();
+    unwritten_.clear();
     written_ = 0;
     cache_.clear();
     dropped_ = 0;
@@ -187,6 +192,7 @@ class TraceStream {
                    "events are missing from this copy\n",
                    path_.c_str());
     }
+    out += unwritten_;
     out += end;
     return out;
   }
@@ -328,7 +334,6 @@ class TraceStream {
       n.names = std::move(c.names);
       n.paths = std::move(c.paths);
       n.marks = std::move(c.mark_names);
-      if (!writable()) break;
     }
     last_drain_ = std::chrono::steady_clock::now();
     emit_piece();
@@ -349,7 +354,7 @@ class TraceStream {
       part.assign(all.begin() + static_cast<std::ptrdiff_t>(a),
                   all.begin() + static_cast<std::ptrdiff_t>(b));
     };
-    for (std::size_t i = 0; i < n && writable(); i += batch) {
+    for (std::size_t i = 0; i < n; i += batch) {
       slice(events, c.events, i);
       slice(instants, c.instants, i);
       slice(gpu, c.gpu, i);
@@ -359,29 +364,26 @@ class TraceStream {
     }
   }
 
-  /// Writes what was formatted as the next piece.
+  /// Writes what was formatted as the next piece; once writing failed, keeps it in memory for
+  /// the end (events already taken from the threads are not lost).
   void emit_piece() {
     std::string& text = sink_.buffer();
-    if (text.empty() || !writable()) {
-      text.clear();
-      return;
-    }
+    if (text.empty()) return;
     std::uint64_t const events = writer_->written() - written_;
     written_ = writer_->written();
     std::string bytes;
-    if (!encode(text, bytes)) {
-      text.clear();
-      fail("zlib failed");
-      return;
-    }
-    if (!file_.write_at(end_, bytes) || !file_.truncate(end_ + bytes.size())) {
-      text.clear();
+    if (!writable() || !encode(text, bytes)) {
+      if (writable()) fail("zlib failed");
+    } else if (!file_.write_at(end_, bytes) || !file_.truncate(end_ + bytes.size())) {
       fail("writing failed");
+    } else {
+      pieces_.push_back(Piece{end_, bytes.size(), text.size(), events, writer_->latest()});
+      end_ += bytes.size();
+      tail_ = false;
+      text.clear();
       return;
     }
-    pieces_.push_back(Piece{end_, bytes.size(), text.size(), events, writer_->latest()});
-    end_ += bytes.size();
-    tail_ = false;
+    unwritten_ += text;
     text.clear();
   }
 
@@ -470,13 +472,15 @@ class TraceStream {
         for (auto const& [key, size] : m.sizes()) n += key > cut ? size : 0;
         return n;
       };
-      while (first < pieces_.size() && text_size(first) + end_size(cutoff) > budget) {
+      while (first < pieces_.size() &&
+             text_size(first) + unwritten_.size() + end_size(cutoff) > budget) {
         dropped += pieces_[first].events;
         cutoff = std::max(cutoff, pieces_[first].latest);
         ++first;
       }
-      if (text_size(first) + end_size(cutoff) > budget) {
-        std::uint64_t const room = budget > text_size(first) ? budget - text_size(first) : 0;
+      std::uint64_t const kept = text_size(first) + unwritten_.size();
+      if (kept + end_size(cutoff) > budget) {
+        std::uint64_t const room = budget > kept ? budget - kept : 0;
         cutoff = std::max(cutoff, m.cutoff_for(static_cast<std::size_t>(room)));
       }
     }
@@ -526,6 +530,7 @@ class TraceStream {
   TextSink sink_;
   std::int64_t origin_{0};
   std::string head_text_;
+  std::string unwritten_;  // pieces formatted after writing failed, for the end
   std::uint64_t head_bytes_{0}, end_{0}, written_{0}, dropped_{0};
   std::int64_t dropped_before_{std::numeric_limits<std::int64_t>::min()};
   std::vector<Piece> pieces_;
