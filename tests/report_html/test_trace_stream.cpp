@@ -2,7 +2,8 @@
 // small"): pieces reach the file before any write, the recording limit no longer loses events, a
 // write completes the file and the next piece replaces its end, the size cap drops the oldest
 // pieces, reset() starts the file again, trace_json() reads the pieces back, a plain path works,
-// a forked child leaves the parent's file alone, and a failing write loses nothing. The worker's
+// a forked child leaves the parent's file alone, a failing write loses nothing, and enabling the
+// report without the trace completes the file (or makes none when nothing was streamed). The worker's
 // own timing is not relied on: the tests drain explicitly (check_html.py's `stream` runs it with
 // the worker alone).
 #include <nsightkit/detail/report/output_file.hpp>
@@ -236,6 +237,30 @@ TEST_CASE("a write to the streamed file that fails loses no event: the end holds
   CHECK(count(t, "\"name\":\"layer\"") == 10000);
   CHECK(t.find(payload(0)) != std::string::npos);
   CHECK(t.find(payload(9999)) != std::string::npos);
+  CHECK(count(t, "\"otherData\"") == 1);
+  nsightkit::Report::disable();
+  nsightkit::Report::reset();
+  std::remove(path.c_str());
+}
+
+TEST_CASE("enabled again without the trace: a file with pieces is completed, else none is made") {
+  std::string const path = dir() + "stream_switch.json";
+  std::remove(path.c_str());
+  nsightkit::ReportOptions no_trace = streamed("");
+  // Nothing streamed yet (and no write): no file.
+  REQUIRE(nsightkit::Report::enable(streamed(path)));
+  nsightkit::Report::reset();
+  record(0, 10);
+  REQUIRE(nsightkit::Report::enable(no_trace));
+  CHECK_FALSE(rep::path_kind(path) == rep::PathKind::regular);
+  // Pieces streamed: the file gets its end and holds them.
+  REQUIRE(nsightkit::Report::enable(streamed(path)));
+  nsightkit::Report::reset();
+  record(0, 25);
+  drain();
+  REQUIRE(nsightkit::Report::enable(no_trace));
+  std::string const t = bytes_of(path);
+  CHECK(count(t, "\"name\":\"layer\"") == 25);
   CHECK(count(t, "\"otherData\"") == 1);
   nsightkit::Report::disable();
   nsightkit::Report::reset();

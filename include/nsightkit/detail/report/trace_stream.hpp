@@ -58,14 +58,14 @@ class TraceStream {
   bool start(State& s, std::string const& path) {
     std::lock_guard<std::mutex> lock{mutex_};
     if (forked_) return false;
-    if (file_.is_open() && path == path_) {
+    if (active_ && path == path_) {
       if (origin_ != s.origin.load(std::memory_order_relaxed)) restart_locked(s);  // new clock
       return writable();
     }
-    if (file_.is_open()) close_locked(s);  // another path: the old file is completed first
+    if (active_) close_locked(s);  // another path: the old file is completed first
     PathKind const k = path_kind(path);
     if (k == PathKind::other || k == PathKind::directory) return false;
-    if (!file_.open(path)) return false;
+    active_ = true;
     path_ = path;
     gz_ = wants_gzip(path);
     failed_.clear();
@@ -82,7 +82,7 @@ class TraceStream {
   /// Whether the trace for `path` (any, when empty) is, in part, in the stream's file.
   bool holds(std::string const& path = {}) {
     std::lock_guard<std::mutex> lock{mutex_};
-    return file_.is_open() && (path.empty() || path == path_);
+    return active_ && (path.empty() || path == path_);
   }
 
   /// Writes the complete trace: in place (the pieces the cap keeps, then the end), or, after a
@@ -108,7 +108,7 @@ class TraceStream {
   /// Report::enable() without this trace: the file is completed and no longer streamed to.
   void finish(State& s) {
     std::lock_guard<std::mutex> lock{mutex_};
-    if (file_.is_open()) close_locked(s);
+    if (active_) close_locked(s);
   }
 
   /// Exit: the worker stops; with `complete` the file gets its end when it lacks one.
@@ -121,7 +121,7 @@ class TraceStream {
     if (worker_.joinable() && !forked_) worker_.join();
     std::lock_guard<std::mutex> lock{mutex_};
     s.trace_wake.store(nullptr, std::memory_order_release);
-    if (complete && file_.is_open() && !tail_) {
+    if (complete && file_.is_open() && !tail_) {  // never opened: nothing was streamed
       std::string wrote;
       if (write_file_locked(s, wrote))
         std::fprintf(stderr, "nsightkit report: wrote %s\n", wrote.c_str());
@@ -133,7 +133,7 @@ class TraceStream {
 
   /// The file starts again (Report::reset(), a new clock): its header only. Under mutex().
   bool restart_locked(State& s) {
-    if (!file_.is_open()) return false;
+    if (!active_) return false;
     pieces_.clear();
     unwritten_.clear();
     written_ = 0;
@@ -148,12 +148,14 @@ class TraceStream {
     writer_->defer_names(true);
     head_text_ = std::move(sink_.buffer());
     sink_.buffer().clear();
-    std::string bytes;
-    if (!encode(head_text_, bytes) || !file_.write_at(0, bytes) || !file_.truncate(bytes.size()))
-      return fail("writing its beginning failed");
-    head_bytes_ = bytes.size();
-    end_ = head_bytes_;
+    head_.clear();
+    if (!encode(head_text_, head_)) return fail("zlib failed");
+    end_ = head_.size();
     tail_ = false;
+    // The file is made at the first piece or write (a run that streams nothing and enables the
+    // report again without this trace leaves none); once made, it starts again here.
+    if (file_.is_open() && (!file_.write_at(0, head_) || !file_.truncate(head_.size())))
+      return fail("writing its beginning failed");
     last_drain_ = std::chrono::steady_clock::now();
     return true;
   }
@@ -164,6 +166,7 @@ class TraceStream {
   /// A forked child writes its own trace from memory: the parent's file and worker are not its.
   void forget_after_fork(State& s) noexcept {
     forked_ = true;
+    active_ = false;
     file_.close();
     s.trace_wake.store(nullptr, std::memory_order_relaxed);
   }
@@ -173,7 +176,7 @@ class TraceStream {
 
   bool write_file_locked(State& s, std::string& wrote) {
     if (write_locked(s, wrote)) return true;
-    if (!file_.is_open()) return false;
+    if (!active_) return false;
     std::string const text = text_locked(s);
     auto produce = [&](TextSink& sink) {
       sink.buffer() += text;
@@ -256,7 +259,17 @@ class TraceStream {
     return false;
   }
 
-  bool writable() const noexcept { return file_.is_open() && failed_.empty(); }
+  bool writable() const noexcept { return active_ && failed_.empty(); }
+
+  /// Makes the file (its header) at the first piece or write.
+  bool open_file() {
+    if (file_.is_open()) return true;
+    if (!file_.open(path_)) return fail("cannot open it");
+    if (!file_.write_at(0, head_) || !file_.truncate(head_.size()))
+      return fail("writing its beginning failed");
+    end_ = head_.size();
+    return true;
+  }
 
   bool encode(std::string const& text, std::string& out) const {
     if (!gz_) {
@@ -372,7 +385,7 @@ class TraceStream {
     std::uint64_t const events = writer_->written() - written_;
     written_ = writer_->written();
     std::string bytes;
-    if (!writable() || !encode(text, bytes)) {
+    if (!writable() || !open_file() || !encode(text, bytes)) {
       if (writable()) fail("zlib failed");
     } else if (!file_.write_at(end_, bytes) || !file_.truncate(end_ + bytes.size())) {
       fail("writing failed");
@@ -420,10 +433,10 @@ class TraceStream {
     std::string const tmp = path_ + ".nsightkit-tmp." + std::to_string(process_id());
     PlacedFile next;
     if (!next.open(tmp)) return fail("making room under the size cap failed");
-    std::string bytes;
-    bool ok = file_.read_at(0, head_bytes_, bytes);
+    std::string bytes = head_;
+    bool ok = true;
     std::vector<Piece> kept;
-    std::uint64_t at = head_bytes_;
+    std::uint64_t at = head_.size();
     std::uint64_t dropped = 0;
     std::int64_t before = dropped_before_;
     for (std::size_t i = 0; ok && i < pieces_.size(); ++i) {
@@ -497,7 +510,7 @@ class TraceStream {
   }
 
   bool write_locked(State& s, std::string& wrote) {
-    if (!writable()) return false;
+    if (!writable() || !open_file()) return false;
     std::size_t first = 0;
     std::string const text = end_text(s, first);
     std::string bytes;
@@ -514,14 +527,16 @@ class TraceStream {
 
   void close_locked(State& s) {
     std::string wrote;
-    if (!tail_ && write_locked(s, wrote))
+    if (file_.is_open() && !tail_ && write_locked(s, wrote))  // only a file pieces went to
       std::fprintf(stderr, "nsightkit report: wrote %s\n", wrote.c_str());
     file_.close();
+    active_ = false;
     s.trace_wake.store(nullptr, std::memory_order_release);
   }
 
-  std::mutex mutex_;  // everything below but the worker's wake-up
-  PlacedFile file_;
+  std::mutex mutex_;    // everything below but the worker's wake-up
+  PlacedFile file_;     // made at the first piece or write
+  bool active_{false};  // streaming to path_
   bool forked_{false};
   bool gz_{false};
   bool tail_{false};  // the file ends with a complete end
@@ -531,7 +546,8 @@ class TraceStream {
   std::int64_t origin_{0};
   std::string head_text_;
   std::string unwritten_;  // pieces formatted after writing failed, for the end
-  std::uint64_t head_bytes_{0}, end_{0}, written_{0}, dropped_{0};
+  std::string head_;       // the header as the file holds it
+  std::uint64_t end_{0}, written_{0}, dropped_{0};
   std::int64_t dropped_before_{std::numeric_limits<std::int64_t>::min()};
   std::vector<Piece> pieces_;
   std::vector<Names> cache_;
