@@ -267,6 +267,35 @@ TEST_CASE("enabled again without the trace: a file with pieces is completed, els
   std::remove(path.c_str());
 }
 
+TEST_CASE("trace: kernels overlapping on one stream go to a lane beside it, nested ranges do not") {
+  // On an H100, cuDNN's kernels start before the one they follow ends (programmatic dependent
+  // launch): one track per stream would hold slices that overlap without nesting.
+  rep::ThreadTraceCopy c;
+  c.tid = 42;
+  c.names = {"\"conv1\"", "\"conv2\"", "\"block\""};
+  c.paths = {"\"m/conv1\"", "\"m/conv2\"", "\"m\""};
+  c.prepared = true;
+  c.tracks = {rep::GpuTrack{nullptr, 0, 7}, rep::GpuTrack{reinterpret_cast<void*>(0x10), 0, -1}};
+  c.gpu = {rep::GpuSlice{1000, 500, 0, 0, -1, 0},   // stream 7: 1000-1500
+           rep::GpuSlice{1400, 500, 1, 0, -1, 0},   // 1400-1900 overlaps it: a lane
+           rep::GpuSlice{1950, 100, 0, 0, -1, 0},   // after both: back on the stream's track
+           rep::GpuSlice{1000, 1000, 2, 1, -1, 0},  // events track: a range's span...
+           rep::GpuSlice{1200, 300, 0, 1, -1, 0}};  // ...and a nested one: same track
+  rep::TextSink sink;
+  rep::TraceWriter w{sink, 1, 0};
+  w.begin("p");
+  w.thread(c);
+  std::string const& t = sink.buffer();
+  std::string const stream = "\"tid\":" + std::to_string(rep::gpu_track_base);
+  std::string const events = "\"tid\":" + std::to_string(rep::gpu_track_base + 1);
+  std::string const lane = "\"tid\":" + std::to_string(rep::gpu_lane_base);
+  CHECK(count(t, "\"cat\":\"nsightkit gpu\",\"pid\":1," + stream) == 2);
+  CHECK(count(t, "\"cat\":\"nsightkit gpu\",\"pid\":1," + lane) == 1);
+  CHECK(count(t, "\"cat\":\"nsightkit gpu\",\"pid\":1," + events) == 2);
+  CHECK(t.find("GPU stream 7 (device 0), overlapping work 1") != std::string::npos);
+  CHECK(t.find("\"name\":\"thread_name\",\"pid\":1," + lane) != std::string::npos);
+}
+
 TEST_CASE("a trace path that cannot be streamed to is written from memory at the end") {
   // A directory where the file should be: nothing is streamed, the trace goes to the fallback.
   std::string const path = dir() + "stream_is_a_dir.json";

@@ -34,8 +34,10 @@
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::report {
 
-/// Track ids of GPU streams start here, above any OS thread id (Linux pid_max is at most 2^22).
+/// Track ids of GPU streams start here, above any OS thread id (Linux pid_max is at most 2^22),
+/// and those of the lanes beside them (work overlapping on one stream) here.
 inline constexpr std::uint32_t gpu_track_base = 0x40000000u;
+inline constexpr std::uint32_t gpu_lane_base = 0x50000000u;
 
 /// One thread's data, copied out under its lock so the writing happens without it.
 struct ThreadTraceCopy {
@@ -400,7 +402,6 @@ class TraceWriter {
       if (same(t)) shared = true;
     }
     std::uint32_t const track = gpu_track_base + static_cast<std::uint32_t>(streams_.size());
-    streams_.push_back(StreamTrack{g.stream, g.id, g.device, tid, track});
     char handle[32];
     std::snprintf(handle, sizeof handle, "%p", g.stream);
     std::string label = g.id >= 0             ? fmt::format("stream {}", g.id)
@@ -408,9 +409,37 @@ class TraceWriter {
                                               : fmt::format("stream {}", handle);
     label = fmt::format("GPU {} (device {}){}", label, g.device,
                         shared ? fmt::format(", thread {}", tid) : "");
+    std::size_t const sort = 1000000 + 100 * (streams_.size() + 1);
     meta_name("thread_name", track, label);
-    meta_sort(track, 1000000 + streams_.size());
+    meta_sort(track, sort);
+    streams_.push_back(StreamTrack{g.stream, g.id, g.device, tid, track, std::move(label), sort});
     return track;
+  }
+
+  /// The track of a CUPTI slice: its stream's, or, where it overlaps work still running there (a
+  /// kernel launched with programmatic dependent launch starts before the one it follows ends),
+  /// a lane beside it, so that every track holds properly nested slices. Slices come in order
+  /// of their start.
+  std::uint32_t lane(std::uint32_t track, std::int64_t start, std::int64_t end) {
+    StreamTrack const* st = nullptr;
+    for (StreamTrack const& t : streams_) {
+      if (t.track == track) st = &t;
+    }
+    if (st == nullptr || st->id < 0) return track;  // events: spans of nested ranges
+    std::vector<Lane>& lanes = lanes_[track];
+    if (lanes.empty()) lanes.push_back(Lane{track, std::numeric_limits<std::int64_t>::min()});
+    for (Lane& l : lanes) {
+      if (l.end <= start) {
+        l.end = end;
+        return l.track;
+      }
+    }
+    std::uint32_t const id = gpu_lane_base + lane_count_++;
+    lanes.push_back(Lane{id, end});
+    meta_name("thread_name", id,
+              fmt::format("{}, overlapping work {}", st->label, lanes.size() - 1));
+    meta_sort(id, st->sort + std::min<std::size_t>(lanes.size() - 1, 99));
+    return id;
   }
 
   void gpu_slices(ThreadTraceCopy& t) {
@@ -432,6 +461,7 @@ class TraceWriter {
       busy_[t.tracks[g.slice.track].device].emplace_back(g.slice.start,
                                                          g.slice.start + g.slice.dur);
       std::int64_t const key = g.slice.start + g.slice.dur;
+      std::uint32_t const track = lane(g.track, g.slice.start, key);
       if (!keep(key)) continue;
       std::size_t const at = (*out_).size();
       if (g.slice.launched >= 0 && g.slice.correlation != 0 &&
@@ -448,7 +478,7 @@ class TraceWriter {
         fmt::format_to(std::back_inserter((*out_)),
                        "{{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"launch\",\"cat\":\"nsightkit "
                        "launch\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":",
-                       g.slice.correlation, pid_, g.track);
+                       g.slice.correlation, pid_, track);
         json_micros((*out_), g.slice.start - origin_);
         (*out_) += '}';
       }
@@ -456,7 +486,7 @@ class TraceWriter {
       (*out_) += "{\"ph\":\"X\",\"name\":";
       (*out_) += g.slice.node < t.names.size() ? t.names[g.slice.node] : std::string{"\"?\""};
       fmt::format_to(std::back_inserter((*out_)),
-                     ",\"cat\":\"nsightkit gpu\",\"pid\":{},\"tid\":{},\"ts\":", pid_, g.track);
+                     ",\"cat\":\"nsightkit gpu\",\"pid\":{},\"tid\":{},\"ts\":", pid_, track);
       json_micros((*out_), g.slice.start - origin_);
       (*out_) += ",\"dur\":";
       json_micros((*out_), g.slice.dur);
@@ -477,6 +507,12 @@ class TraceWriter {
     int device;
     std::uint32_t tid;  // recording thread when the stream needs one track per thread, else 0
     std::uint32_t track;
+    std::string label;
+    std::size_t sort;
+  };
+  struct Lane {
+    std::uint32_t track;
+    std::int64_t end;  // of the latest slice on it
   };
 
   TextSink* sink_;
@@ -490,6 +526,8 @@ class TraceWriter {
   std::int64_t latest_{std::numeric_limits<std::int64_t>::min()};
   std::set<std::uint32_t> tids_;  // threads with events written
   std::vector<StreamTrack> streams_;
+  std::map<std::uint32_t, std::vector<Lane>> lanes_;  // per CUPTI stream track
+  std::uint32_t lane_count_{0};
   std::map<int, std::vector<std::pair<std::int64_t, std::int64_t>>> busy_;  // per device
   std::set<std::uint32_t> flows_;  // correlation ids that have their arrow
   bool measure_{false};
