@@ -22,6 +22,7 @@
 #include "common/cpu_backend.hpp"
 #include "common/cuda_backend.hpp"
 #include "common/inference_ops.hpp"
+#include "common/report_files.hpp"
 
 #include <nsightkit/capture.hpp>
 #include <nsightkit/hooked.hpp>
@@ -57,28 +58,6 @@ struct Phase {
   std::string prefetch_line;
   nsk::ReportSnapshot snapshot;  ///< the report of its measured iterations (if on)
 };
-
-/// `path` with `.tag` before its extension: "r.json" -> "r.eager.json", "out/r" -> "out/r.eager".
-std::string tagged_path(std::string const& path, char const* tag) {
-  std::size_t const slash = path.find_last_of('/');
-  std::size_t const dot = path.find_last_of('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) ||
-      dot == (slash == std::string::npos ? 0 : slash + 1)) {
-    return path + "." + tag;
-  }
-  return path.substr(0, dot) + "." + tag + path.substr(dot);
-}
-
-/// The report's options with every file output tagged (the table on stdout/stderr stays).
-nsk::ReportOptions tagged_options(nsk::ReportOptions o, char const* tag) {
-  for (std::string* f : {&o.json, &o.csv, &o.trace, &o.html}) {
-    if (!f->empty()) *f = tagged_path(*f, tag);
-  }
-  if (!o.table.empty() && o.table != "stdout" && o.table != "stderr") {
-    o.table = tagged_path(o.table, tag);
-  }
-  return o;
-}
 
 /// Per top-level module (and the loop's rows): kernels and GPU busy time per iteration of two
 /// runs, side by side. Rows come from the CUPTI source; with CUDA events there is no per-kernel
@@ -232,7 +211,7 @@ int run(detr::Options o) {
     if (!report_on) return;
     if (tag != nullptr) {
       std::printf("\n==== nsightkit report of the %s ====\n", heading);
-      (void)nsk::Report::enable(tagged_options(report_options, tag));
+      (void)nsk::Report::enable(nn::tagged_options(report_options, tag));
     }
     std::fflush(stdout);
     if (!nsk::Report::write()) {

@@ -1,5 +1,7 @@
 #include "report_view.hpp"
 
+#include "common/report_files.hpp"
+
 #include <nsightkit/report.hpp>
 
 #include <algorithm>
@@ -141,16 +143,6 @@ void print_breakdown(std::FILE* out, nsk::ReportSnapshot const& snap) {
   if (!snap.gpu.error.empty()) std::fprintf(out, "GPU timing: %s\n", snap.gpu.error.c_str());
 }
 
-nsk::ReportOptions tagged_options(nsk::ReportOptions o, char const* tag) {
-  for (std::string* f : {&o.json, &o.csv, &o.trace, &o.html}) {
-    if (!f->empty()) *f = tagged_path(*f, tag);
-  }
-  if (!o.table.empty() && o.table != "stdout" && o.table != "stderr") {
-    o.table = tagged_path(o.table, tag);
-  }
-  return o;
-}
-
 }  // namespace
 
 ReportSetup setup_report(Config const& cfg, std::FILE* out, int rank) {
@@ -178,21 +170,6 @@ ReportSetup setup_report(Config const& cfg, std::FILE* out, int rank) {
 
 void reset_report() { nsk::Report::reset(); }
 
-std::string tagged_path(std::string const& path, char const* tag) {
-  std::size_t const slash = path.find_last_of('/');
-  std::size_t const dot = path.find_last_of('.');
-  std::size_t const name = slash == std::string::npos ? 0 : slash + 1;
-  // No extension (or a leading dot, as in ".hidden"): the tag goes at the end.
-  if (dot == std::string::npos || dot <= name) return path + "." + tag;
-  // ".json.gz" and ".html.gz" (compressed outputs) keep both extensions after the tag.
-  std::size_t at = dot;
-  if (path.compare(dot, std::string::npos, ".gz") == 0) {
-    std::size_t const inner = path.find_last_of('.', dot - 1);
-    if (inner != std::string::npos && inner > name) at = inner;
-  }
-  return path.substr(0, at) + "." + tag + path.substr(at);
-}
-
 void finish_report(ReportSetup const& setup, std::FILE* out, char const* tag, char const* run) {
   if (!setup.on) return;
   if (tag != nullptr) {
@@ -207,7 +184,7 @@ void finish_report(ReportSetup const& setup, std::FILE* out, char const* tag, ch
     }
     return;
   }
-  if (tag != nullptr) (void)nsk::Report::enable(tagged_options(setup.options, tag));
+  if (tag != nullptr) (void)nsk::Report::enable(nn::tagged_options(setup.options, tag));
   std::fprintf(out, "\n");
   std::fflush(out);
   if (!nsk::Report::write()) {

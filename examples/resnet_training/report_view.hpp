@@ -33,9 +33,6 @@ void reset_report();
 void finish_report(ReportSetup const& setup, std::FILE* out, char const* tag = nullptr,
                    char const* run = nullptr);
 
-/// `path` with `.tag` before its extension: "r.json" -> "r.eager.json", "out/r" -> "out/r.eager".
-std::string tagged_path(std::string const& path, char const* tag);
-
 /// --cuda-graph: per step, the CPU time, kernels and GPU busy time of the step's ranges and of
 /// the model's top-level modules, eager and replayed side by side (`steps`: the measured steps
 /// of each run). Kernels and busy time come from the CUPTI source; a note says so otherwise.

@@ -3,6 +3,7 @@
 #include "tiny.hpp"
 
 #include "common/cpu_backend.hpp"
+#include "common/report_files.hpp"
 #include "config.hpp"
 #include "data.hpp"
 #include "report_view.hpp"
@@ -293,7 +294,8 @@ TEST_CASE("cuda graph run: the CPU runtime makes no step graph") {
 }
 
 TEST_CASE("cuda graph run: report files of each run are named with the run") {
-  using resnet::tagged_path;
+  // nn::tagged_path (examples/common/report_files.hpp), which detr_inference uses too.
+  using nn::tagged_path;
   CHECK(tagged_path("r.json", "eager") == "r.eager.json");
   CHECK(tagged_path("out/r.json", "graph") == "out/r.graph.json");
   CHECK(tagged_path("out.d/report", "graph") == "out.d/report.graph");
