@@ -68,11 +68,11 @@ void ParameterStore::allocate(Backend& backend) {
   allocated_ = true;
 }
 
-void ParameterStore::initialize(Backend& backend, std::uint64_t seed) {
+void ParameterStore::initialize(Backend& backend, std::uint64_t start) {
   if (!allocated_) throw std::logic_error("ParameterStore::initialize() before allocate()");
   std::uint64_t index = 0;
   for (auto& p : params_) {
-    Rng rng{mix64(seed ^ mix64(++index))};
+    Rng rng{mix64(start ^ mix64(++index))};
     std::vector<double> values(p.shape.numel());
     Strides const st = strides_of(p.shape, p.layout);
     // Logical order, stored at the layout's offsets: identical weights in NCHW and NHWC.

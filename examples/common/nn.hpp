@@ -54,10 +54,10 @@ class ParameterStore {
   /// @throws std::logic_error when called twice or with no parameter.
   void allocate(Backend& backend);
 
-  /// Sets every value from its Init with a generator seeded by (seed, parameter index), in the
+  /// Sets every value from its Init with a generator started from (start, parameter index), in the
   /// logical [n, c, h, w] order — the same weights for every backend and layout; zeroes the
   /// gradients and momenta.
-  void initialize(Backend& backend, std::uint64_t seed);
+  void initialize(Backend& backend, std::uint64_t start);
 
   [[nodiscard]] std::deque<Param>& params() noexcept { return params_; }
   [[nodiscard]] std::deque<Param> const& params() const noexcept { return params_; }

@@ -1,5 +1,5 @@
-// Deterministic random numbers for the examples: the same seed gives the same weights and the
-// same data on every machine, backend and worker count (no std::*_distribution, whose output
+// Deterministic random numbers for the examples: the same starting value gives the same weights and
+// the same data on every machine, backend and worker count (no std::*_distribution, whose output
 // differs between standard libraries).
 #pragma once
 
@@ -8,7 +8,7 @@
 
 namespace nn {
 
-/// SplitMix64: mixes a 64-bit value into a well-distributed one (also used to derive seeds).
+/// SplitMix64: mixes a 64-bit value into a well-distributed one (also used to derive starting values).
 inline std::uint64_t mix64(std::uint64_t x) noexcept {
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -16,13 +16,13 @@ inline std::uint64_t mix64(std::uint64_t x) noexcept {
   return x ^ (x >> 31);
 }
 
-/// xoshiro256** seeded through SplitMix64.
+/// xoshiro256**, its state filled from the starting value through SplitMix64.
 class Rng {
  public:
-  explicit Rng(std::uint64_t seed) noexcept {
+  explicit Rng(std::uint64_t start) noexcept {
     for (auto& s : s_) {
-      seed = mix64(seed);
-      s = seed;
+      start = mix64(start);
+      s = start;
     }
   }
 

@@ -73,7 +73,7 @@ void ModelConfig::validate() const {
 
 Tensor Params::uniform(std::string const& name, Shape shape, double bound, double center,
                        Layout layout) {
-  nn::Rng rng{nn::mix64(seed_ ^ fnv1a(name))};
+  nn::Rng rng{nn::mix64(rng_start_ ^ fnv1a(name))};
   std::vector<double> values(shape.numel());
   nn::Strides const st = nn::strides_of(shape, layout);
   // Logical order, stored at the layout's offsets: the same weights in NCHW and NHWC.
@@ -398,7 +398,7 @@ ModelConfig const& validated(ModelConfig const& c) {
 
 Detr::Detr(nn::Backend& backend, ModelConfig const& config)
     : config_{validated(config)},
-      params_{backend, config.seed},
+      params_{backend, config.rng_start},
       backbone_{"backbone", params_, config},
       encoder_{"encoder", params_, config},
       decoder_{"decoder", params_, config},

@@ -13,8 +13,8 @@
 //
 // Each module owns its output tensors (allocated on the first call, reused while the shape
 // stays), so a steady-state forward allocates nothing; a returned reference stays valid until
-// the module's next call. Weights are synthetic: each parameter is filled from a generator seeded
-// by the model seed and the parameter's name, so every backend builds the same model.
+// the module's next call. Weights are synthetic: each parameter is filled from a generator started
+// from the model's rng_start and the parameter's name, so every backend builds the same model.
 #pragma once
 
 #include "common/backend.hpp"
@@ -50,7 +50,7 @@ struct ModelConfig {
   int dec_layers{6};
   int queries{100};
   int num_classes{80};  ///< the class head has num_classes + 1 outputs (the last: no object)
-  std::uint64_t seed{20241122};
+  std::uint64_t rng_start{20241122};
 
   /// ResNet-18-shaped backbone; DETR's transformer sizes (d_model 256, 8 heads), FFN 1024.
   static ModelConfig base();
@@ -70,15 +70,16 @@ struct Context {
 /// Deterministic synthetic parameters.
 class Params {
  public:
-  Params(nn::Backend& backend, std::uint64_t seed) : backend_{&backend}, seed_{seed} {}
+  Params(nn::Backend& backend, std::uint64_t rng_start)
+      : backend_{&backend}, rng_start_{rng_start} {}
   /// A tensor of `shape` in `layout`, uniform in [center - bound, center + bound]; the values
-  /// depend only on (seed, name) and the logical index, not on the layout or the backend.
+  /// depend only on (rng_start, name) and the logical index, not on the layout or the backend.
   Tensor uniform(std::string const& name, nn::Shape shape, double bound, double center = 0.0,
                  nn::Layout layout = nn::Layout::nchw);
 
  private:
   nn::Backend* backend_;
-  std::uint64_t seed_;
+  std::uint64_t rng_start_;
 };
 
 /// Convolution with batch norm folded into weight and bias, NHWC; the epilogue adds the bias

@@ -89,8 +89,8 @@ bool is_page_locked(void const* p) {
   return a.type == cudaMemoryTypeHost;
 }
 
-std::uint32_t pattern(std::size_t i, std::uint32_t seed) {
-  return static_cast<std::uint32_t>(i * 2654435761u) ^ seed;
+std::uint32_t pattern(std::size_t i, std::uint32_t key) {
+  return static_cast<std::uint32_t>(i * 2654435761u) ^ key;
 }
 
 std::vector<std::string>& misuse_messages() {
@@ -170,14 +170,14 @@ TEST_CASE("stream-ordered reuse: a block freed behind a long kernel is not overw
   // would receive the overwrite instead of the original pattern.
   std::size_t const bytes = 16 * MiB;
   std::size_t const words = bytes / sizeof(std::uint32_t);
-  std::uint32_t const seed = 0x5EED1234u;
+  std::uint32_t const key = 0x5A5A1234u;
   PinnedMemoryPool pool;
   Stream s;
   DeviceBuffer d{bytes};
   long long const cycles = cycles_for_ms(50.0);
 
   auto* block = static_cast<std::uint32_t*>(pool.allocate(bytes));
-  for (std::size_t i = 0; i < words; ++i) block[i] = pattern(i, seed);
+  for (std::size_t i = 0; i < words; ++i) block[i] = pattern(i, key);
   spin<<<1, 1, 0, s.get()>>>(cycles);
   NSIGHTKIT_CUDA_CHECK(cudaGetLastError());
   NSIGHTKIT_CUDA_CHECK(cudaMemcpyAsync(d.get(), block, bytes, cudaMemcpyHostToDevice, s.get()));
@@ -191,7 +191,7 @@ TEST_CASE("stream-ordered reuse: a block freed behind a long kernel is not overw
   std::vector<std::uint32_t> received(words);
   NSIGHTKIT_CUDA_CHECK(cudaMemcpy(received.data(), d.get(), bytes, cudaMemcpyDeviceToHost));
   std::size_t wrong = 0;
-  for (std::size_t i = 0; i < words; ++i) wrong += received[i] != pattern(i, seed) ? 1 : 0;
+  for (std::size_t i = 0; i < words; ++i) wrong += received[i] != pattern(i, key) ? 1 : 0;
   INFO("the pool handed out " << (same_block ? "the same block" : "a new block"));
   REQUIRE(wrong == 0);
   std::printf("stream-ordered reuse: %s while the copy was queued; device data intact\n",
@@ -211,7 +211,7 @@ TEST_CASE("stream-ordered reuse: a block freed behind a long kernel is not overw
   // Control, for the log only (not an assertion: it depends on timing): freeing without the
   // stream makes the block reusable at once, and the same experiment then corrupts the data.
   auto* early = static_cast<std::uint32_t*>(pool.allocate(bytes));
-  for (std::size_t i = 0; i < words; ++i) early[i] = pattern(i, seed);
+  for (std::size_t i = 0; i < words; ++i) early[i] = pattern(i, key);
   spin<<<1, 1, 0, s.get()>>>(cycles);
   NSIGHTKIT_CUDA_CHECK(cudaGetLastError());
   NSIGHTKIT_CUDA_CHECK(cudaMemcpyAsync(d.get(), early, bytes, cudaMemcpyHostToDevice, s.get()));
@@ -221,7 +221,7 @@ TEST_CASE("stream-ordered reuse: a block freed behind a long kernel is not overw
   s.sync();
   NSIGHTKIT_CUDA_CHECK(cudaMemcpy(received.data(), d.get(), bytes, cudaMemcpyDeviceToHost));
   std::size_t corrupted = 0;
-  for (std::size_t i = 0; i < words; ++i) corrupted += received[i] != pattern(i, seed) ? 1 : 0;
+  for (std::size_t i = 0; i < words; ++i) corrupted += received[i] != pattern(i, key) ? 1 : 0;
   std::printf(
       "control (free without the stream): %s block, %zu of %zu words corrupted "
       "(expected: all) — the check above would have caught it\n",
@@ -285,9 +285,9 @@ TEST_CASE("many threads allocating and freeing on their streams: data intact, bo
           std::size_t const bytes = sizes[rng() % 3];
           std::size_t const words = bytes / sizeof(std::uint32_t);
           auto* p = static_cast<std::uint32_t*>(pool.allocate(bytes));
-          auto const seed = static_cast<std::uint32_t>(t * 100003 + i);
+          auto const key = static_cast<std::uint32_t>(t * 100003 + i);
           for (std::size_t k = 0; k < words; ++k) {
-            p[k] = pattern(k, seed);
+            p[k] = pattern(k, key);
             expected[static_cast<std::size_t>(i)] += p[k];
           }
           spin<<<1, 1, 0, s.get()>>>(cycles);  // keep copies in flight while others allocate

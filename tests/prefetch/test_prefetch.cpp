@@ -636,7 +636,7 @@ TEST_CASE(
     INFO("trial " << trial << ": depth " << depth << ", " << batches << " batches, break at "
                   << break_at);
     Run run;
-    run.gpu.rng.seed(static_cast<unsigned>(trial));
+    run.gpu.rng = std::mt19937{static_cast<unsigned>(trial)};
     run.batches = batches;
     {
       Core core = run.make(depth);

@@ -60,8 +60,8 @@ Side gpu_side(bool tf32 = false) {
   return s;
 }
 
-std::vector<double> random_values(std::size_t n, std::uint64_t seed, double scale = 1.0) {
-  nn::Rng rng{seed};
+std::vector<double> random_values(std::size_t n, std::uint64_t start, double scale = 1.0) {
+  nn::Rng rng{start};
   std::vector<double> v(n);
   for (double& x : v) x = scale * (2.0 * rng.uniform() - 1.0);
   return v;

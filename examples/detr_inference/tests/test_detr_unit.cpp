@@ -44,8 +44,8 @@ struct Cpu {
   std::unique_ptr<nn::InferenceOps> ops;
 };
 
-std::vector<double> random_values(std::size_t n, std::uint64_t seed, double scale = 1.0) {
-  nn::Rng rng{seed};
+std::vector<double> random_values(std::size_t n, std::uint64_t start, double scale = 1.0) {
+  nn::Rng rng{start};
   std::vector<double> v(n);
   for (double& x : v) x = scale * (2.0 * rng.uniform() - 1.0);
   return v;
@@ -513,9 +513,9 @@ detr::ModelConfig small_config() {
   return c;
 }
 
-Tensor images(Cpu& cpu, int batch, int size, std::uint64_t seed) {
+Tensor images(Cpu& cpu, int batch, int size, std::uint64_t start) {
   return cpu.make(Shape{batch, 3, size, size},
-                  random_values(static_cast<std::size_t>(batch * 3 * size * size), seed),
+                  random_values(static_cast<std::size_t>(batch * 3 * size * size), start),
                   Layout::nhwc);
 }
 }  // namespace
@@ -534,11 +534,11 @@ TEST_CASE("model: shapes, finite outputs, determinism, and bad inputs") {
   // Queries must not all collapse to one answer.
   CHECK(std::set<double>(logits.begin(), logits.end()).size() > 50);
 
-  // Same seed, another model object: identical outputs; another seed: different ones.
+  // Same rng_start, another model object: identical outputs; another rng_start: different ones.
   detr::Detr twin{*cpu.be, small_config()};
   CHECK(cpu.be->read(twin.forward(*cpu.be, *cpu.ops, x).logits) == logits);
   detr::ModelConfig other = small_config();
-  other.seed += 1;
+  other.rng_start += 1;
   detr::Detr different{*cpu.be, other};
   CHECK(cpu.be->read(different.forward(*cpu.be, *cpu.ops, x).logits) != logits);
   // A second forward of the same model reuses its buffers and gives the same result.
