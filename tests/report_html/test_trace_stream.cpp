@@ -16,6 +16,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 
 #if NSIGHTKIT_ENABLED
 #include <nsightkit/detail/report/trace_stream.hpp>
@@ -70,6 +71,20 @@ void record(int from, int to) {
 
 std::string payload(int i) { return "\"payload\":" + std::to_string(i) + "}"; }
 
+/// A test's trace file: absent before the test; after it, the report is off and reset and the
+/// file is gone.
+struct TestFile {
+  std::string path;
+  explicit TestFile(std::string p) : path{std::move(p)} { std::remove(path.c_str()); }
+  TestFile(TestFile const&) = delete;
+  TestFile& operator=(TestFile const&) = delete;
+  ~TestFile() {
+    nsightkit::Report::disable();
+    nsightkit::Report::reset();
+    std::remove(path.c_str());
+  }
+};
+
 nsightkit::ReportOptions streamed(std::string const& path) {
   nsightkit::ReportOptions o;
   o.table.clear();
@@ -86,8 +101,8 @@ std::string gz(std::string const& stem) {
 }  // namespace
 
 TEST_CASE("a streamed trace reaches its file during the run and keeps every event") {
-  std::string const path = gz("stream_all");
-  std::remove(path.c_str());
+  TestFile const file{gz("stream_all")};
+  std::string const& path = file.path;
   nsightkit::ReportOptions o = streamed(path);
   o.max_trace_events = 1000;  // the recording limit: far fewer than the run records
   REQUIRE(nsightkit::Report::enable(o));
@@ -141,14 +156,11 @@ TEST_CASE("a streamed trace reaches its file during the run and keeps every even
   drain();
   REQUIRE(nsightkit::Report::write());
   CHECK(count(text_of(path), "\"name\":\"layer\"") == 3);
-  nsightkit::Report::disable();
-  nsightkit::Report::reset();
-  std::remove(path.c_str());
 }
 
 TEST_CASE("the size cap drops the oldest streamed pieces, and the trace says so") {
-  std::string const path = gz("stream_cap");
-  std::remove(path.c_str());
+  TestFile const file{gz("stream_cap")};
+  std::string const& path = file.path;
   nsightkit::ReportOptions o = streamed(path);
   o.max_trace_bytes = 256 * 1024;
   REQUIRE(nsightkit::Report::enable(o));
@@ -170,14 +182,11 @@ TEST_CASE("the size cap drops the oldest streamed pieces, and the trace says so"
   long const dropped = std::atol(t.c_str() + t.find("\"events_dropped\":", at + 20) + 17);
   CHECK(kept + dropped == 20000);  // every event is kept or counted as left out
   CHECK(nsightkit::Report::trace_json() == t);
-  nsightkit::Report::disable();
-  nsightkit::Report::reset();
-  std::remove(path.c_str());
 }
 
 TEST_CASE("a plain path streams too, and a forked child leaves the parent's file alone") {
-  std::string const path = dir() + "stream_plain.json";
-  std::remove(path.c_str());
+  TestFile const file{dir() + "stream_plain.json"};
+  std::string const& path = file.path;
   REQUIRE(nsightkit::Report::enable(streamed(path)));
   nsightkit::Report::reset();
   record(0, 100);
@@ -205,17 +214,14 @@ TEST_CASE("a plain path streams too, and a forked child leaves the parent's file
   std::string const t = bytes_of(path);
   CHECK(count(t, "\"name\":\"layer\"") == 150);
   CHECK(count(t, "\"otherData\"") == 1);
-  nsightkit::Report::disable();
-  nsightkit::Report::reset();
-  std::remove(path.c_str());
   std::remove(child_path.c_str());
 }
 
 TEST_CASE("a write to the streamed file that fails loses no event: the end holds them all") {
   // A file-size limit of 64 KiB makes streaming fail midway (EFBIG). With the limit lifted, the
   // write reads back the pieces, adds the events formatted after the failure, and writes it all.
-  std::string const path = dir() + "stream_efbig.json";
-  std::remove(path.c_str());
+  TestFile const file{dir() + "stream_efbig.json"};
+  std::string const& path = file.path;
   REQUIRE(nsightkit::Report::enable(streamed(path)));
   nsightkit::Report::reset();
   auto const old_handler = std::signal(SIGXFSZ, SIG_IGN);
@@ -238,14 +244,11 @@ TEST_CASE("a write to the streamed file that fails loses no event: the end holds
   CHECK(t.find(payload(0)) != std::string::npos);
   CHECK(t.find(payload(9999)) != std::string::npos);
   CHECK(count(t, "\"otherData\"") == 1);
-  nsightkit::Report::disable();
-  nsightkit::Report::reset();
-  std::remove(path.c_str());
 }
 
 TEST_CASE("enabled again without the trace: a file with pieces is completed, else none is made") {
-  std::string const path = dir() + "stream_switch.json";
-  std::remove(path.c_str());
+  TestFile const file{dir() + "stream_switch.json"};
+  std::string const& path = file.path;
   nsightkit::ReportOptions no_trace = streamed("");
   // Nothing streamed yet (and no write): no file.
   REQUIRE(nsightkit::Report::enable(streamed(path)));
@@ -262,9 +265,6 @@ TEST_CASE("enabled again without the trace: a file with pieces is completed, els
   std::string const t = bytes_of(path);
   CHECK(count(t, "\"name\":\"layer\"") == 25);
   CHECK(count(t, "\"otherData\"") == 1);
-  nsightkit::Report::disable();
-  nsightkit::Report::reset();
-  std::remove(path.c_str());
 }
 
 TEST_CASE("trace: kernels overlapping on one stream go to a lane beside it, nested ranges do not") {
@@ -298,8 +298,8 @@ TEST_CASE("trace: kernels overlapping on one stream go to a lane beside it, nest
 
 TEST_CASE("a trace path that cannot be streamed to is written from memory at the end") {
   // A directory where the file should be: nothing is streamed, the trace goes to the fallback.
-  std::string const path = dir() + "stream_is_a_dir.json";
-  std::remove(path.c_str());
+  TestFile const file{dir() + "stream_is_a_dir.json"};
+  std::string const& path = file.path;
   REQUIRE(rep::make_directories(path).empty());
   REQUIRE(nsightkit::Report::enable(streamed(path)));
   nsightkit::Report::reset();
@@ -309,8 +309,6 @@ TEST_CASE("a trace path that cannot be streamed to is written from memory at the
   CHECK_FALSE(nsightkit::Report::write());  // not where asked: the fallback has it
   std::string const fallback = rep::fallback_path("trace", ".json");
   CHECK(count(bytes_of(fallback), "\"name\":\"layer\"") == 10);
-  nsightkit::Report::disable();
-  nsightkit::Report::reset();
   std::remove(fallback.c_str());
   ::rmdir(path.c_str());
 }

@@ -446,25 +446,24 @@ inline void reset() noexcept {
 }
 
 /// Forgets what was recorded (Report::reset()).
-inline void reset_data(State& st) noexcept {
-  State* s = &st;
-  std::lock_guard<std::mutex> lock{s->mutex};
-  s->origin.store(s->now(), std::memory_order_relaxed);
-  for (auto const& t : s->threads) {
+inline void reset_data(State& s) noexcept {
+  std::lock_guard<std::mutex> lock{s.mutex};
+  s.origin.store(s.now(), std::memory_order_relaxed);
+  for (auto const& t : s.threads) {
     SpinGuard tl{t->lock};
     ++t->generation;  // pending GPU work of the old generation is dropped when it resolves
     t->clear_data();
   }
   {
-    std::lock_guard<std::mutex> se{s->se_mutex};
-    s->se_open.clear();
-    s->se_stats.clear();
-    s->se_index.clear();
-    s->se_trace.clear();
+    std::lock_guard<std::mutex> se{s.se_mutex};
+    s.se_open.clear();
+    s.se_stats.clear();
+    s.se_index.clear();
+    s.se_trace.clear();
   }
   if (EventsSource* ev = events_source_ptr.load(std::memory_order_acquire)) ev->reset_counters();
   clear_counters();
-  if (GpuSource* src = s->source.load(std::memory_order_acquire)) src->reset_counters();
+  if (GpuSource* src = s.source.load(std::memory_order_acquire)) src->reset_counters();
 }
 
 // ---------------------------------------------------------------------------------------------

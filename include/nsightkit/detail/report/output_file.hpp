@@ -172,6 +172,14 @@ struct File {
 };
 #endif
 
+/// Starts a gzip deflate stream in `z` (zlib loaded): level 6 (zlib's default), gzip wrapper
+/// (window bits 15 + 16), memory level 8.
+inline bool start(Stream& z) noexcept {
+  Api const& a = api();
+  return a.deflate_init2(&z, 6, 8, 15 + 16, 8, 0, a.version(), static_cast<int>(sizeof(Stream))) ==
+         0;
+}
+
 /// Opens `path` for writing gzip; null with errno (or a reason in `why`) when it cannot.
 inline std::FILE* open(std::string const& path, std::string& why) noexcept {
   Api const& a = api();
@@ -185,9 +193,7 @@ inline std::FILE* open(std::string const& path, std::string& why) noexcept {
     why = "out of memory";
     return nullptr;
   }
-  // Level 6 (zlib's default), gzip wrapper (window bits 15 + 16), memory level 8.
-  if (a.deflate_init2(&f->z, 6, 8, 15 + 16, 8, 0, a.version(), static_cast<int>(sizeof(Stream))) !=
-      0) {
+  if (!start(f->z)) {
     delete f;
     why = "zlib refused to start a gzip stream";
     return nullptr;
@@ -221,8 +227,7 @@ inline bool member(std::string_view text, std::string& out) {
   Api const& a = api();
   if (a.unavailable != nullptr) return false;
   Stream z{};
-  if (a.deflate_init2(&z, 6, 8, 15 + 16, 8, 0, a.version(), static_cast<int>(sizeof(Stream))) != 0)
-    return false;
+  if (!start(z)) return false;
   std::size_t done = 0;
   unsigned char buf[1 << 15];
   int rc = 0;
