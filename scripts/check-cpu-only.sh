@@ -19,8 +19,11 @@
 #        f. pkg-config with the package's nvtx3_finder: its order (the toolkit where there is one,
 #           else PyPI), then PyPI's directory (--source pypi) for a probe built and run
 # Usage: scripts/check-cpu-only.sh [work dir (default build/cpu-only)]
-# Env: CXX (default g++), NSIGHTKIT_NVTX_PIP (what pip installs, default nvidia-nvtx; a wheel
-#      file works too), JOBS (default: nproc).
+# Env: CXX (default g++; CC for C sources), NSIGHTKIT_NVTX_PIP (what pip installs, default
+#      nvidia-nvtx; a wheel file works too), JOBS (default: nproc). For step 3 only (the consumers
+#      of step 4 are built plain): CPU_ONLY_BUILD_TYPE (default Release at -O2), CPU_ONLY_FLAGS
+#      (added to the C and C++ flags: sanitizers), CPU_ONLY_CMAKE_ARGS (more -D arguments, split
+#      at spaces). run-tests.sh runs it with clang++ and ASan+UBSan: it is CI's sanitizer suite.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$root/build/cpu-only}
@@ -58,12 +61,16 @@ nocuda_env=(env -u CUDA_PATH -u CUDA_HOME -u CUDAToolkit_ROOT -u NSIGHTKIT_NVTX3
   -u NSIGHTKIT_NVTX3_PYPI_DIR "PATH=$NOCUDA_PATH")
 
 step "configure, build and test nsightkit's tests (NVTX3 from PyPI)"
-# Lean, for a 2-core CI machine: the tests only (no examples, no benchmarks), -O2 without debug
-# information.
+# Lean by default, for a 2-core CI machine: the tests only (no examples, no benchmarks), -O2
+# without debug information.
 b="$work/build"
-"${nocuda_env[@]}" cmake -S "$root" -B "$b" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2" \
-  -DCMAKE_CXX_COMPILER="$cxx" -DNSIGHTKIT_CUDA=OFF -DNSIGHTKIT_BUILD_EXAMPLES=OFF -DNSIGHTKIT_BUILD_BENCHMARKS=OFF \
-  "${NOCUDA_CMAKE_ARGS[@]}" -DNSIGHTKIT_PYTHON_EXECUTABLE="$py" -DCMAKE_INSTALL_PREFIX="$work/prefix" \
+suite_flags=${CPU_ONLY_FLAGS:-}
+read -r -a suite_args <<<"${CPU_ONLY_CMAKE_ARGS:-}"
+"${nocuda_env[@]}" cmake -S "$root" -B "$b" "${gen[@]}" -DCMAKE_BUILD_TYPE="${CPU_ONLY_BUILD_TYPE:-Release}" \
+  "-DCMAKE_CXX_FLAGS_RELEASE=-O2" -DCMAKE_CXX_COMPILER="$cxx" -DNSIGHTKIT_CUDA=OFF -DNSIGHTKIT_BUILD_EXAMPLES=OFF \
+  -DNSIGHTKIT_BUILD_BENCHMARKS=OFF "${NOCUDA_CMAKE_ARGS[@]}" \
+  "-DCMAKE_CXX_FLAGS=${NOCUDA_CXXFLAGS}${suite_flags:+ $suite_flags}" "-DCMAKE_C_FLAGS=$suite_flags" \
+  ${suite_args[@]+"${suite_args[@]}"} -DNSIGHTKIT_PYTHON_EXECUTABLE="$py" -DCMAKE_INSTALL_PREFIX="$work/prefix" \
   >"$work/configure.log" 2>&1 || { tail -40 "$work/configure.log" >&2; fail "configure"; }
 expect_in "$work/configure.log" "nsightkit: NVTX3 from PyPI's nvidia-nvtx ($pypi_inc" "NVTX3 provider of the build"
 grep -E "^-- nsightkit" "$work/configure.log" | sed 's/^/  /'
@@ -92,7 +99,7 @@ while IFS= read -r exe; do
     fail "$exe links a CUDA library"
   fi
 done < <(find "$b" -type f -perm -u+x -newer "$work/configure.log" ! -name '*.sh' ! -name '*.py')
-tested+=("nsightkit's tests built and the CPU suite run with the toolkit hidden and NVTX3 from PyPI ($passed); no program links a CUDA library; $headers_built headers compile on their own")
+tested+=("nsightkit's tests built ($cxx${suite_flags:+ $suite_flags}) and the CPU suite run with the toolkit hidden and NVTX3 from PyPI ($passed); no program links a CUDA library; $headers_built headers compile on their own")
 
 "${nocuda_env[@]}" cmake --install "$b" >"$work/install.log" 2>&1 || { tail -20 "$work/install.log" >&2; fail "install"; }
 prefix="$work/prefix"

@@ -2,15 +2,16 @@
 # Runs every nsightkit test on this machine: the same script CI runs (.ci/run).
 #   1. g++ (-O2, no debug information): all tests, examples and benchmarks built; nvcc TUs when
 #      CUDA exists
-#   2. clang++ with AddressSanitizer + UndefinedBehaviorSanitizer: all CPU tests (each header on
-#      its own in the enabled mode only)
-#   3. g++ with NSIGHTKIT_DISABLE=ON: the suite again (less benchmarks and the packaging test),
+#   2. g++ with NSIGHTKIT_DISABLE=ON: the suite again (less benchmarks and the packaging test),
 #      proving the disabled build silent
-#   4. clang++ with ThreadSanitizer: the tests labelled "tsan" (only their executables are built)
-#   5. clang-format check, Doxygen API reference with warnings as errors
-#   6. packaging: Conan 2 create (offline) and the vcpkg overlay port's install tree
-#   7. CPU only: the CUDA toolkit hidden, NVTX3 from PyPI's nvidia-nvtx (installed from PyPI):
-#      build, the CPU suite, and the NVTX3 provider order (scripts/check-cpu-only.sh)
+#   3. clang++ with ThreadSanitizer: the tests labelled "tsan" (only their executables are built)
+#   4. clang-format check, Doxygen API reference with warnings as errors
+#   5. packaging: Conan 2 create (offline) and the vcpkg overlay port's install tree
+#   6. CPU only, with clang++ and AddressSanitizer + UndefinedBehaviorSanitizer: the CUDA toolkit
+#      hidden, NVTX3 from PyPI's nvidia-nvtx (installed from PyPI): the tests and examples built,
+#      the CPU suite run under the sanitizers (each header on its own in the enabled mode only),
+#      and the NVTX3 provider order (scripts/check-cpu-only.sh). One build serves both: a separate
+#      sanitizer suite with the toolkit present built the same tests a fourth time.
 # Tests labelled "gpu" report themselves skipped where no CUDA device exists.
 # Usage: scripts/run-tests.sh [--no-install]
 set -euo pipefail
@@ -48,11 +49,6 @@ mkdir -p "$out"
 # nothing here reads it.
 release_o2=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" "-DCMAKE_CUDA_FLAGS_RELEASE=-O2 -DNDEBUG")
 run_suite gcc "--no-tests=error" "${release_o2[@]}" -DCMAKE_CXX_COMPILER=g++
-asan="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-# Each header on its own is compiled in one mode here (clang++), in all three in the gcc suite.
-run_suite clang-asan "-LE gpu" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
-  -DNSIGHTKIT_CUDA=OFF -DNSIGHTKIT_BUILD_BENCHMARKS=OFF -DNSIGHTKIT_TEST_HEADER_MODES=enabled \
-  "-DCMAKE_CXX_FLAGS=$asan" "-DCMAKE_C_FLAGS=$asan"
 # The packaging test (consumers) builds its programs with the plain compiler, the same as in the gcc
 # suite, and benchmarks have nothing to measure when disabled: both are left out here.
 run_suite disabled "-LE gpu|packaging" "${release_o2[@]}" -DCMAKE_CXX_COMPILER=g++ -DNSIGHTKIT_CUDA=OFF \
@@ -77,10 +73,15 @@ run_check format bash "$root/scripts/check-format.sh"
 run_check docs bash "$root/scripts/build-docs.sh" "$out/docs"
 run_check conan bash "$root/scripts/check-conan.sh" "$out/conan"
 run_check vcpkg-port bash "$root/scripts/check-vcpkg-port.sh" "$out/vcpkg"
-run_check cpu-only bash "$root/scripts/check-cpu-only.sh" "$out/cpu-only"
+# The sanitizer suite: each header on its own is compiled in one mode here (clang++), in all
+# three in the gcc suite; the Python tools' tests and the packaging test run in the gcc suite.
+asan="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+run_check cpu-only-asan env CXX=clang++ CC=clang CPU_ONLY_BUILD_TYPE=Debug CPU_ONLY_FLAGS="$asan" \
+  CPU_ONLY_CMAKE_ARGS="-DNSIGHTKIT_BUILD_EXAMPLES=ON -DNSIGHTKIT_TEST_HEADER_MODES=enabled" \
+  bash "$root/scripts/check-cpu-only.sh" "$out/cpu-only"
 
 if [ ${#failed[@]} -ne 0 ]; then
   echo "FAILED: ${failed[*]}"
   exit 1
 fi
-echo "all suites passed: gcc, clang-asan, disabled, clang-tsan, format, docs, conan, vcpkg-port, cpu-only"
+echo "all suites passed: gcc, disabled, clang-tsan, format, docs, conan, vcpkg-port, cpu-only-asan"
