@@ -5,11 +5,15 @@
 // arrive while their range is still open or long after it ended, unknown correlation ids,
 // dropped records, device memory per path, and that nothing is recorded in a disabled build.
 #include <nsightkit/capture.hpp>
+#include <nsightkit/detail/report/trace_stream.hpp>
 #include <nsightkit/report.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -189,6 +193,80 @@ TEST_CASE(
   REQUIRE(trace.find("\"ph\":\"f\",\"bp\":\"e\"") != std::string::npos);
   REQUIRE(trace.find("\"name\":\"GPU busy % (device 0)\"") != std::string::npos);
   REQUIRE(trace.find("\"args\":{\"busy\":50.0}") != std::string::npos);  // 0.5 ms of a 1 ms bin
+}
+
+TEST_CASE("the trace names each GPU slice after what ran, with the launching range's path") {
+  Session session;
+  ReportOptions o = Report::options();
+  o.record_trace = true;
+  REQUIRE(Report::enable(o));
+  std::uint32_t k1 = 0, k2 = 0, k3 = 0, c1 = 0, c2 = 0;
+  {
+    ScopedRange outer{"model"};
+    ScopedRange r{"layer"};
+    k1 = fake->launch(1'000'000);
+    k2 = fake->launch(1'000'100);
+    k3 = fake->launch(1'000'200);
+    c1 = fake->launch(1'000'300);
+    c2 = fake->launch(1'000'400);
+  }
+  fake->kernel(k1, 3, 1'500'000, 1'600'000, "_Z4gemmPfi");  // mangled: shown demangled
+  fake->kernel(k2, 3, 1'600'000, 1'700'000, "relu<\"quoted\">");
+  fake->kernel(k3, 3, 1'700'000, 1'800'000, "_Z4gemmPfi");
+  fake->copy(c1, nr::CopyKind::h2d, 4096, 1'800'000, 1'850'000, false, 3);
+  fake->copy(c2, nr::CopyKind::d2h, 4096, 1'850'000, 1'900'000, false, 3);
+  std::string const trace = Report::trace_json();
+  INFO(trace);
+  auto slices = [&](std::string const& name) {
+    std::string const head = "{\"ph\":\"X\",\"name\":" + name + ",\"cat\":\"nsightkit gpu\"";
+    std::size_t n = 0;
+    for (std::size_t at = trace.find(head); at != std::string::npos;
+         at = trace.find(head, at + 1)) {
+      std::size_t const end = trace.find('}', at);
+      // every one keeps the range's path in its args
+      CHECK(trace.substr(at, end - at).find("\"args\":{\"path\":\"model/layer\"") !=
+            std::string::npos);
+      ++n;
+    }
+    return n;
+  };
+  CHECK(slices("\"gemm(float*, int)\"") == 2);
+  CHECK(slices("\"relu<\\\"quoted\\\">\"") == 1);  // escaped once, as JSON
+  CHECK(slices("\"memcpy HtoD\"") == 1);
+  CHECK(slices("\"memcpy DtoH\"") == 1);
+  CHECK(slices("\"layer\"") == 0);  // no GPU slice is named after the range any more
+}
+
+TEST_CASE("a trace streamed to its file names GPU slices after what ran too") {
+  Session session;
+  std::string const path = "test_gpu_attribution_streamed.json";
+  std::remove(path.c_str());
+  ReportOptions o = Report::options();
+  o.record_trace = true;
+  o.trace = path;  // a regular file: streamed by the report's worker, completed by write()
+  REQUIRE(Report::enable(o));
+  std::uint32_t id = 0;
+  {
+    ScopedRange r{"layer"};
+    id = fake->launch(1'000'000);
+  }
+  fake->kernel(id, 3, 1'500'000, 1'600'000, "_Z4gemmPfi");
+  (void)Report::snapshot();  // settles the kernel: a slice waiting in the thread's buffer
+  nr::State* s = nr::state();
+  REQUIRE(s != nullptr);
+  REQUIRE(nr::TraceStream::existing() != nullptr);
+  nr::TraceStream::existing()->drain(*s);  // the worker's piece, written now
+  Report::write();
+  std::ifstream in{path};
+  std::string const trace{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+  INFO(trace);
+  CHECK(trace.find("{\"ph\":\"X\",\"name\":\"gemm(float*, int)\",\"cat\":\"nsightkit gpu\"") !=
+        std::string::npos);
+  // Enabled again without the trace: the streamed file is completed here, not by the next test.
+  o.record_trace = false;
+  o.trace.clear();
+  REQUIRE(Report::enable(o));
+  std::remove(path.c_str());
 }
 
 TEST_CASE("captured mode: GPU activity is collected only in captured steps, settled at the end") {

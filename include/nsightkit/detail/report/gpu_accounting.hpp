@@ -7,6 +7,7 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/json.hpp>
 #include <nsightkit/detail/report/gpu_source.hpp>
 #include <nsightkit/detail/report/gpu_work.hpp>
 #include <nsightkit/detail/report/state.hpp>
@@ -16,6 +17,7 @@
 #include <climits>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -142,11 +144,67 @@ struct Allocation {
   std::uint64_t bytes;
 };
 
+/// What a trace slice of `a` is named after: its kernel (by name id), its copy's direction, or
+/// a memset; 0 for anything else.
+inline std::uint64_t label_key(GpuActivity const& a) noexcept {
+  switch (a.kind) {
+    case GpuActivity::Kind::kernel: return (std::uint64_t{1} << 32) | a.name;
+    case GpuActivity::Kind::memcpy: return (std::uint64_t{2} << 32) | static_cast<unsigned>(a.copy);
+    case GpuActivity::Kind::memset: return std::uint64_t{3} << 32;
+    default: return 0;
+  }
+}
+
 /// One GPU activity as a slice of the trace, on the track of its device and stream.
 struct Slice {
   std::int64_t start, dur, launched;
   std::uint32_t node, device, stream, correlation;
+  std::uint64_t label;  // label_key() of the activity
 };
+
+/// The JSON string each label key names, made once per process (kernel names demangled).
+class SliceLabels {
+ public:
+  /// Points `out[key]` at the text of every labelled slice; `kernel_names` are the source's
+  /// interned names, guarded by `mutex`. The texts stay put until destruction.
+  void resolve(std::vector<Slice> const& slices, std::vector<std::string> const& kernel_names,
+               std::mutex& mutex, std::unordered_map<std::uint64_t, std::string const*>& out) {
+    std::lock_guard<std::mutex> lock{mutex};
+    for (Slice const& g : slices) {
+      if (g.label == 0 || out.count(g.label) != 0) continue;
+      auto [it, added] = texts_.try_emplace(g.label);
+      if (added) json_string(it->second, plain(g.label, kernel_names));
+      out.emplace(g.label, &it->second);
+    }
+  }
+
+ private:
+  static std::string plain(std::uint64_t key, std::vector<std::string> const& kernel_names) {
+    auto const low = static_cast<std::uint32_t>(key);
+    switch (key >> 32) {
+      case 1: return low < kernel_names.size() ? demangle(kernel_names[low].c_str()) : "kernel";
+      case 2:
+        return low == static_cast<unsigned>(CopyKind::h2d)   ? "memcpy HtoD"
+               : low == static_cast<unsigned>(CopyKind::d2h) ? "memcpy DtoH"
+               : low == static_cast<unsigned>(CopyKind::d2d) ? "memcpy DtoD"
+                                                             : "memcpy";
+      default: return "memset";
+    }
+  }
+  std::unordered_map<std::uint64_t, std::string> texts_;
+};
+
+/// The index in td.gpu_labels of the slice label `key` (0: none, no_node). Under td's lock.
+inline std::uint32_t thread_label(
+    ThreadData& td, std::uint64_t key,
+    std::unordered_map<std::uint64_t, std::string const*> const& text) {
+  auto const t = text.find(key);
+  if (key == 0 || t == text.end()) return no_node;
+  auto const [it, added] =
+      td.gpu_label_of.try_emplace(key, static_cast<std::uint32_t>(td.gpu_labels.size()));
+  if (added) td.gpu_labels.push_back(*t->second);
+  return it->second;
+}
 
 /// The settled work of `node` on the thread.
 inline GpuWork& node_work(ThreadWork& tw, std::uint32_t node) {
@@ -235,8 +293,8 @@ inline void account_replays(ThreadWork& tw, std::vector<Parked> const& replayed,
     std::map<std::uint32_t, Partial> calls;  // node -> this replay's part
     for (Parked const* r : records) {
       GpuActivity const& a = r->a;
-      slices.push_back(
-          Slice{a.start, a.end - a.start, r->l.entered, r->target, a.device, a.stream, 0});
+      slices.push_back(Slice{a.start, a.end - a.start, r->l.entered, r->target, a.device, a.stream,
+                             0, label_key(a)});
       for (std::uint32_t n = r->target; n != no_node;
            n = n < parents.size() ? parents[n] : no_node) {
         Partial& c = calls[n];

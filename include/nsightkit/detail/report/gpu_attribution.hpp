@@ -482,7 +482,7 @@ class AttributionSource : public GpuSource {
     for (std::size_t k = 0; k < now.size(); ++k) {
       Parked const& p = now[k];
       slices.push_back(Slice{p.a.start, p.a.end - p.a.start, p.l.entered, p.l.node, p.a.device,
-                             p.a.stream, p.a.correlation});
+                             p.a.stream, p.a.correlation, label_key(p.a)});
       if (own[k] != 0) continue;
       // Its range's work was settled before it arrived: counted for its own path only.
       ++late_;
@@ -530,6 +530,8 @@ class AttributionSource : public GpuSource {
       std::vector<Slice> slices;
       settle(s, *td, everything, slices);
       if (!trace || slices.empty()) continue;
+      std::unordered_map<std::uint64_t, std::string const*> text;
+      labels_.resolve(slices, names_, mutex_, text);
       SpinGuard lock{td->lock};
       for (Slice const& g : slices) {
         if (g.node >= td->nodes.size()) continue;
@@ -537,9 +539,9 @@ class AttributionSource : public GpuSource {
           ++td->trace_dropped;
           continue;
         }
-        td->gpu_trace.push_back(GpuSlice{g.start, g.dur, g.node,
-                                         td->track_id(g.stream, static_cast<int>(g.device)),
-                                         g.launched, g.correlation});
+        td->gpu_trace.push_back(
+            GpuSlice{g.start, g.dur, g.node, td->track_id(g.stream, static_cast<int>(g.device)),
+                     g.launched, g.correlation, thread_label(*td, g.label, text)});
       }
     }
     std::lock_guard<std::mutex> lock{mutex_};
@@ -579,6 +581,7 @@ class AttributionSource : public GpuSource {
   std::map<std::uint64_t, Totals> streams_;
   std::unordered_map<std::uint64_t, Allocation> allocations_;
   std::vector<std::string> names_{"(other kernels)"};
+  SliceLabels labels_;                                            // of trace slices
   std::unordered_map<std::uint64_t, std::uint32_t> graph_nodes_;  // node id -> relative path
   CapturedPaths paths_;                                           // under mutex_
   std::unordered_map<char const*, std::uint32_t> name_by_pointer_;

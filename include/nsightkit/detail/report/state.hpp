@@ -199,6 +199,7 @@ struct GpuSlice {
   std::uint32_t track;           // index in ThreadData::gpu_tracks
   std::int64_t launched{-1};     // when the launch call began on the thread (CUPTI), or -1
   std::uint32_t correlation{0};  // the launch's correlation id (CUPTI), or 0
+  std::uint32_t label{no_node};  // ThreadData::gpu_labels: what ran (CUPTI); no_node: the range
 };
 
 /// A GPU stream as the trace shows it: by handle (events), or by CUPTI's stream id (id >= 0).
@@ -243,6 +244,9 @@ struct ThreadData {
   std::unique_ptr<ThreadGpu> gpu[gpu_slots];  // each GPU source's data for this thread
   std::vector<GpuSlice> gpu_trace;
   std::vector<GpuTrack> gpu_tracks;
+  // What GPU slices ran (a kernel's name, "memcpy HtoD", ...) as JSON strings, by label key.
+  std::vector<std::string> gpu_labels;
+  std::unordered_map<std::uint64_t, std::uint32_t> gpu_label_of;
 
   /// Index of (stream, device) in gpu_tracks, added on first use. Under the lock.
   std::uint32_t track(void* stream, int device) {
@@ -287,6 +291,8 @@ struct ThreadData {
     root_last_child = no_node;
     gpu_trace.clear();
     gpu_tracks.clear();
+    gpu_labels.clear();
+    gpu_label_of.clear();
   }
 };
 

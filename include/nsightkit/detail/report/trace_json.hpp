@@ -51,6 +51,7 @@ struct ThreadTraceCopy {
   std::vector<Instant> instants;
   std::vector<std::string> mark_names;
   std::vector<GpuSlice> gpu;
+  std::vector<std::string> gpu_labels;  // JSON strings (GpuSlice::label)
   std::vector<GpuTrack> tracks;
   bool prepared{false};  // names escaped and events sorted (a copy is written twice under a cap)
 };
@@ -66,6 +67,7 @@ inline ThreadTraceCopy copy_for_trace(ThreadData& td, std::uint64_t& dropped) {
   c.payloads = td.payloads;
   c.instants = td.instants;
   c.gpu = td.gpu_trace;
+  c.gpu_labels = td.gpu_labels;
   c.tracks = td.gpu_tracks;
   dropped += td.trace_dropped;
   c.names.resize(td.nodes.size());
@@ -484,7 +486,9 @@ class TraceWriter {
       }
       event();
       (*out_) += "{\"ph\":\"X\",\"name\":";
-      (*out_) += g.slice.node < t.names.size() ? t.names[g.slice.node] : std::string{"\"?\""};
+      (*out_) += g.slice.label < t.gpu_labels.size() ? t.gpu_labels[g.slice.label]
+                 : g.slice.node < t.names.size()     ? t.names[g.slice.node]
+                                                     : std::string{"\"?\""};
       fmt::format_to(std::back_inserter((*out_)),
                      ",\"cat\":\"nsightkit gpu\",\"pid\":{},\"tid\":{},\"ts\":", pid_, track);
       json_micros((*out_), g.slice.start - origin_);

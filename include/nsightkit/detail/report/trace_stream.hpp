@@ -322,6 +322,7 @@ class TraceStream {
         c.payloads.swap(td->payloads);
         c.instants.swap(td->instants);
         c.gpu.swap(td->gpu_trace);
+        c.gpu_labels = td->gpu_labels;
         c.tracks = td->gpu_tracks;
         for (std::size_t i = n.names.size(); i < td->nodes.size(); ++i)
           nodes.emplace_back(component(td->nodes[i].domain, td->nodes[i].name),
