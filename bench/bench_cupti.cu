@@ -8,6 +8,11 @@
 //                  afterwards" design (thread and timestamps of every launch call)
 //   nsightkit      the report with gpu=cupti: kernel/copy/memset/memory activity plus a callback
 //                  per launch call noting correlation id -> range (the design nsightkit uses)
+//   cb_runtime     activity + an empty callback on the runtime's launch calls (cudaLaunch*)
+//   cb_driver      activity + an empty callback on the driver's launch calls (cuLaunch*)
+//   cb_both        activity + both: the callback floor under the nsightkit mode
+// The cb_ modes also print, at exit, how many kernel records carry a correlation id that a
+// runtime or a driver callback saw: which domain attribution can rely on.
 //
 // Each benchmark launches kernels in a loop (an empty kernel: launch-bound; a 5 us kernel:
 // GPU-bound) inside one range, or with a range around every launch ("_range" benchmarks).
@@ -56,6 +61,75 @@ void CUPTIAPI raw_complete(CUcontext, std::uint32_t, std::uint8_t* buffer, std::
   std::free(buffer);
 }
 
+// Correlation ids seen by the cb_ modes' callbacks, per domain, and those of kernel records.
+std::atomic<std::uint64_t> calls[2]{}, kernels_seen{0}, kernels_matched[2]{};
+constexpr std::size_t max_ids = std::size_t{1} << 22;
+std::atomic<std::uint8_t>* seen_ids = nullptr;  // bit 0: runtime, bit 1: driver
+
+void CUPTIAPI on_launch(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, void const* data) {
+  auto const* d = static_cast<CUpti_CallbackData const*>(data);
+  if (d->callbackSite != CUPTI_API_ENTER) return;
+  int const k = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? 0 : 1;
+  calls[k].fetch_add(1, std::memory_order_relaxed);
+  if (d->correlationId < max_ids)
+    seen_ids[d->correlationId].fetch_or(static_cast<std::uint8_t>(1u << k),
+                                        std::memory_order_relaxed);
+}
+
+void CUPTIAPI cb_complete(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t,
+                          std::size_t valid) {
+  CUpti_Activity* r = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) {
+    if (r->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) continue;
+    std::uint32_t const id = reinterpret_cast<CUpti_ActivityKernel10 const*>(r)->correlationId;
+    kernels_seen.fetch_add(1, std::memory_order_relaxed);
+    std::uint8_t const bits = id < max_ids ? seen_ids[id].load(std::memory_order_relaxed) : 0;
+    for (int k = 0; k < 2; ++k)
+      if ((bits & (1u << k)) != 0) kernels_matched[k].fetch_add(1, std::memory_order_relaxed);
+  }
+  std::free(buffer);
+}
+
+void report_correlation() {
+  (void)cuptiActivityFlushAll(1);
+  std::fprintf(stderr,
+               "correlation: %llu runtime launch calls, %llu driver launch calls; %llu kernel "
+               "records, %llu with a runtime call's id, %llu with a driver call's id\n",
+               static_cast<unsigned long long>(calls[0].load()),
+               static_cast<unsigned long long>(calls[1].load()),
+               static_cast<unsigned long long>(kernels_seen.load()),
+               static_cast<unsigned long long>(kernels_matched[0].load()),
+               static_cast<unsigned long long>(kernels_matched[1].load()));
+}
+
+/// Subscribes an empty callback to the launch calls of the runtime (cudaLaunch*), the driver
+/// (cuLaunch*) or both; "" or why not.
+std::string subscribe_launches(bool runtime, bool driver) {
+  seen_ids = new std::atomic<std::uint8_t>[max_ids] {};
+  if (cuptiActivityRegisterCallbacks(&raw_request, &cb_complete) != CUPTI_SUCCESS ||
+      cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
+    return "cuptiActivity setup failed";
+  CUpti_SubscriberHandle sub{};
+  if (cuptiSubscribe(&sub, &on_launch, nullptr) != CUPTI_SUCCESS) return "cuptiSubscribe failed";
+  int enabled = 0;
+  for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+    bool const rt = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+    if (!(rt ? runtime : driver)) continue;
+    std::uint32_t const size = rt ? static_cast<std::uint32_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE)
+                                  : static_cast<std::uint32_t>(CUPTI_DRIVER_TRACE_CBID_SIZE);
+    char const* prefix = rt ? "cudaLaunch" : "cuLaunch";
+    for (std::uint32_t cbid = 1; cbid < size; ++cbid) {
+      char const* n = nullptr;
+      if (cuptiGetCallbackName(domain, cbid, &n) != CUPTI_SUCCESS || n == nullptr) continue;
+      if (std::strncmp(n, prefix, std::strlen(prefix)) != 0) continue;
+      if (cuptiEnableCallback(1, sub, domain, cbid) == CUPTI_SUCCESS) ++enabled;
+    }
+  }
+  if (enabled == 0) return "no launch callback could be enabled";
+  std::atexit(&report_correlation);
+  return {};
+}
+
 std::string mode() {
   char const* m = std::getenv("NSK_CUPTI_MODE");
   return m != nullptr ? m : "none";
@@ -79,6 +153,9 @@ std::string const& setup() {
         return std::string{"cuptiActivityEnable(RUNTIME/DRIVER) failed"};
       return std::string{};
     }
+    if (m == "cb_runtime" || m == "cb_driver" || m == "cb_both") {
+      return subscribe_launches(m != "cb_driver", m != "cb_runtime");
+    }
     if (m == "nsightkit") {
       nsightkit::ReportOptions o;
       o.table.clear();
@@ -89,7 +166,9 @@ std::string const& setup() {
       if (!reason.empty()) return "CUPTI: " + reason;
       return std::string{};
     }
-    return "unknown NSK_CUPTI_MODE '" + m + "' (none, activity, activity_api, nsightkit)";
+    return "unknown NSK_CUPTI_MODE '" + m +
+           "' (none, activity, activity_api, nsightkit, "
+           "cb_runtime, cb_driver, cb_both)";
   }();
   return why;
 }

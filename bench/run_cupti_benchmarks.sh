@@ -1,22 +1,27 @@
 #!/usr/bin/env bash
-# Runs bench_cupti once per collection mode, three rounds interleaved (none, activity,
-# activity_api, nsightkit, none, ...), and prints microseconds per launch per mode with the
-# differences against no CUPTI and against kernel activity alone.
-# usage: bench/run_cupti_benchmarks.sh <build dir> <output dir>
+# Runs bench_cupti once per collection mode, ROUNDS rounds (default 3) interleaved (none,
+# activity, activity_api, cb_runtime, cb_driver, cb_both, nsightkit, none, ...), and prints
+# microseconds per launch per mode with nsightkit's differences against kernel activity alone
+# and against the callback floor (cb_both), and what the cb_ modes found about correlation ids.
+# usage: [ROUNDS=N] bench/run_cupti_benchmarks.sh <build dir> <output dir>
 set -euo pipefail
 build=$1 out=$2
 bin="$build/bench/bench_cupti"
 mkdir -p "$out"
-for round in 1 2 3; do
-  for mode in none activity activity_api nsightkit; do
+modes="none activity activity_api cb_runtime cb_driver cb_both nsightkit"
+for round in $(seq 1 "${ROUNDS:-3}"); do
+  for mode in $modes; do
     NSK_CUPTI_MODE=$mode "$bin" --benchmark_format=json --benchmark_out="$out/$mode.$round.json" \
-      --benchmark_out_format=json >/dev/null
+      --benchmark_out_format=json >/dev/null 2>"$out/$mode.$round.err"
   done
+done
+for mode in cb_runtime cb_driver cb_both; do
+  echo "$mode: $(grep -h '^correlation:' "$out/$mode.1.err" | tail -1)"
 done
 python3 - "$out" <<'PY'
 import glob, json, os, statistics, sys
 out = sys.argv[1]
-modes = ["none", "activity", "activity_api", "nsightkit"]
+modes = ["none", "activity", "activity_api", "cb_runtime", "cb_driver", "cb_both", "nsightkit"]
 per = {}
 for m in modes:
     for f in sorted(glob.glob(os.path.join(out, f"{m}.*.json"))):
@@ -24,11 +29,13 @@ for m in modes:
             if b.get("error_occurred"):
                 sys.exit(f"{m}: {b['name']}: {b.get('error_message')}")
             per.setdefault(b["name"], {}).setdefault(m, []).append(b["real_time"] / 1000.0)
-print(f"{'benchmark':<40}" + "".join(f"{m:>22}" for m in modes) + f"{'nsk-activity':>14}")
+print(f"{'benchmark':<22}" + "".join(f"{m:>22}" for m in modes) + f"{'nsk-activity':>14}"
+      + f"{'nsk-cb_both':>13}")
 for name, by in per.items():
     med = {m: statistics.median(by[m]) for m in modes if m in by}
     rng = {m: (min(by[m]), max(by[m])) for m in modes if m in by}
     cells = "".join(f"{med[m]:.2f} ({rng[m][0]:.2f}-{rng[m][1]:.2f})".rjust(22) for m in modes)
-    print(f"{name.split('/')[0]:<40}{cells}{med['nsightkit'] - med['activity']:>+14.2f}")
+    print(f"{name.split('/')[0]:<22}{cells}{med['nsightkit'] - med['activity']:>+14.2f}"
+          f"{med['nsightkit'] - med['cb_both']:>+13.2f}")
 print("(microseconds per launch: median of 3 rounds, min-max in parentheses)")
 PY
