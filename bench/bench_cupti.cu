@@ -12,7 +12,8 @@
 //   cb_driver      activity + an empty callback on the driver's launch calls (cuLaunch*)
 //   cb_both        activity + both: the callback floor under the nsightkit mode
 // The cb_ modes also print, at exit, how many kernel records carry a correlation id that a
-// runtime or a driver callback saw: which domain attribution can rely on.
+// runtime or a driver callback saw: which domain attribution can rely on; the CUPTI modes but
+// nsightkit print on which thread CUPTI completed its buffers (the launching one or its own).
 //
 // Each benchmark launches kernels in a loop (an empty kernel: launch-bound; a 5 us kernel:
 // GPU-bound) inside one range, or with a range around every launch ("_range" benchmarks).
@@ -29,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -45,6 +47,19 @@ __global__ void spin(long long ns) {
 }
 
 std::atomic<std::uint64_t> raw_records{0};
+// Which thread CUPTI hands full buffers to: the launching (benchmark) thread or its own.
+std::thread::id const main_thread = std::this_thread::get_id();
+std::atomic<std::uint64_t> completions[2]{};  // on the main thread, on another
+
+void note_completion() {
+  completions[std::this_thread::get_id() == main_thread ? 0 : 1].fetch_add(1);
+}
+
+void report_completions() {
+  std::fprintf(stderr, "buffers completed: %llu on the launching thread, %llu on another\n",
+               static_cast<unsigned long long>(completions[0].load()),
+               static_cast<unsigned long long>(completions[1].load()));
+}
 
 void CUPTIAPI raw_request(std::uint8_t** buffer, std::size_t* size, std::size_t* max) {
   *size = std::size_t{8} << 20;
@@ -58,6 +73,7 @@ void CUPTIAPI raw_complete(CUcontext, std::uint32_t, std::uint8_t* buffer, std::
   std::uint64_t n = 0;
   while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) ++n;
   raw_records.fetch_add(n);
+  note_completion();
   std::free(buffer);
 }
 
@@ -78,6 +94,7 @@ void CUPTIAPI on_launch(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, vo
 
 void CUPTIAPI cb_complete(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t,
                           std::size_t valid) {
+  note_completion();
   CUpti_Activity* r = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) {
     if (r->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) continue;
@@ -142,6 +159,7 @@ std::string const& setup() {
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return std::string{"no GPU"};
     std::string const m = mode();
     if (m == "none") return std::string{};
+    if (m != "nsightkit" && m != "none") std::atexit(&report_completions);
     if (m == "activity" || m == "activity_api") {
       if (cuptiActivityRegisterCallbacks(&raw_request, &raw_complete) != CUPTI_SUCCESS)
         return std::string{"cuptiActivityRegisterCallbacks failed"};

@@ -18,6 +18,9 @@ done
 for mode in cb_runtime cb_driver cb_both; do
   echo "$mode: $(grep -h '^correlation:' "$out/$mode.1.err" | tail -1)"
 done
+for mode in activity activity_api cb_runtime cb_driver cb_both; do
+  echo "$mode: $(grep -h '^buffers completed:' "$out/$mode.1.err" | tail -1)"
+done
 python3 - "$out" "${ROUNDS:-3}" <<'PY'
 import glob, json, os, statistics, sys
 out, rounds = sys.argv[1], sys.argv[2]
