@@ -2,7 +2,8 @@
 """Per-path GPU work from nsightkit's report against Nsight Compute, for one captured step.
 
   compare_cupti_ncu.py --report cupti.json [--events events.json] --ncu ncu.txt
-                       [--min-us 100] [--tolerance 0.02] [--markdown out.md]
+                       [--trace cupti-trace.json] [--min-us 100] [--tolerance 0.02]
+                       [--markdown out.md]
 
 --report  the report's summary JSON of a run with gpu=cupti (gpu_work per path)
 --events  optionally the summary JSON of the same run with gpu=events (the CUDA-event span)
@@ -16,6 +17,14 @@ report's kernel count against ncu's (must be equal), the report's summed kernel 
 busy time against ncu's summed gpu__time_duration (within the tolerance for paths of at least
 --min-us), and the event span where given. Exit status 0 when counts are exact everywhere and
 times agree within the tolerance, 1 otherwise, 2 when the inputs cannot be read.
+
+--trace   optionally the trace of the run with gpu=cupti (trace=PATH, .gz or plain): its kernel
+          slices are CUPTI's records of the step's kernels. Matched one to one with ncu's kernels
+          in launch order (start time; base names checked), they give each of ncu's paths its
+          kernels' durations as CUPTI recorded them, so the report is also compared with CUPTI's
+          records summed per ncu path: the attribution and the sums, without the per-kernel
+          difference between the two measures (scripts/gpu/kernel_durations.sh). The exit status
+          stays that of the comparison with ncu.
 
 Kernels a library launches from a thread of its own (NCCL's non-blocking communicator) are
 outside every range for ncu; the report counts them for the range that made their stream
@@ -154,6 +163,77 @@ def parse_ncu(path):
     return parse_ncu_csv(path) if csv_form else parse_ncu_text(path)
 
 
+def base_name(kernel):
+    """A kernel's identifier without return type, scope, template arguments or parameters, the
+    same for ncu's and the C++ runtime's demangled spellings ("void ns::<unnamed>::f<0, 1>(int *)"
+    and "void ns::(anonymous namespace)::f<0, true>(int*)" are both "f")."""
+    depth, out = 0, []
+    for ch in kernel.replace("(anonymous namespace)", "<unnamed>"):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth = max(0, depth - 1)
+        elif depth == 0 and ch == "(":
+            break  # the parameter list
+        elif depth == 0:
+            out.append(ch)
+    words = "".join(out).split("::")[-1].split()
+    return words[-1] if words else kernel
+
+
+def trace_kernels(path):
+    """[(start us, duration us, name)] of the trace's GPU kernel slices (not copies or memsets),
+    in start order."""
+    import gzip
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        events = json.load(f)["traceEvents"]
+    out = [(e["ts"], e["dur"], e["name"]) for e in events
+           if e.get("ph") == "X" and e.get("cat") == "nsightkit gpu"
+           and not e["name"].startswith(("memcpy", "memset"))]
+    return sorted(out)
+
+
+def against_records(kernels, trace_path, report, min_us, tolerance):
+    """Lines comparing the report's per-path kernel time and busy time with CUPTI's records
+    (the trace's kernel slices) summed per ncu path."""
+    slices = trace_kernels(trace_path)
+    if len(slices) != len(kernels):
+        return [f"CUPTI's records (trace): {len(slices)} kernel slices for ncu's {len(kernels)} "
+                f"kernels: not compared"]
+    mismatched = sum(1 for (_, _, t), (_, _, n) in zip(slices, kernels) if base_name(t) != base_name(n))
+    per = {}
+    for (ts, dur, _), (names, _, _) in zip(slices, kernels):
+        for i in range(1, len(names) + 1):
+            per.setdefault("/".join(names[:i]), []).append((ts * 1e3, (ts + dur) * 1e3))
+    d_sum, d_busy = [], []
+    for p, spans in per.items():
+        total = sum(e - b for b, e in spans)
+        if total < min_us * 1e3:
+            continue
+        busy, end = 0.0, float("-inf")
+        for b, e in sorted(spans):
+            if e > end:
+                busy += e - max(b, end)
+                end = e
+        w = (report.get(p) or {}).get("gpu_work") or {}
+        if w.get("delegated_kernels", 0):
+            continue
+        d_sum.append(abs(w.get("kernel_ns", 0) - total) / total)
+        d_busy.append(abs(w.get("busy_ns", 0) - busy) / busy)
+
+    def line(name, d):
+        if not d:
+            return f"{name}: no path of at least {min_us:g} us"
+        within = sum(1 for x in d if x <= tolerance)
+        return (f"{name}: {within}/{len(d)} paths >= {min_us:g} us within {100 * tolerance:g}%, "
+                f"median |diff| {100 * statistics.median(d):.3f}%, max {100 * max(d):.3f}%")
+    return [f"CUPTI's records (trace): {len(slices)} kernel slices matched to ncu's kernels in "
+            f"launch order, {len(slices) - mismatched} with the same base name, {mismatched} not",
+            line("CUPTI summed kernel time vs CUPTI's records per ncu path", d_sum),
+            line("CUPTI busy vs CUPTI's records per ncu path", d_busy)]
+
+
 def offset_summary(rows, min_us, tolerance):
     """rows: [(report ns, ncu ns, kernels)] per path. A difference that is the same for every
     kernel (ncu's duration of a kernel it profiles against CUPTI's record of it in a run without
@@ -177,6 +257,7 @@ def main():
     ap.add_argument("--report", required=True)
     ap.add_argument("--events")
     ap.add_argument("--ncu", required=True)
+    ap.add_argument("--trace")
     ap.add_argument("--min-us", type=float, default=100.0)
     ap.add_argument("--tolerance", type=float, default=0.02)
     ap.add_argument("--markdown")
@@ -251,6 +332,8 @@ def main():
               offset_summary(offset_rows, a.min_us, a.tolerance)]
     if events:
         lines.append(summary("events span vs ncu", diffs_ev))
+    if a.trace:
+        lines += against_records(kernels, a.trace, report, a.min_us, a.tolerance)
     text = "\n".join(lines)
     print(text)
     if a.markdown:

@@ -4,7 +4,7 @@
 #   1. test_cupti_gpu (exact counts, busy vs summed kernel time, cuBLAS, copies, graphs, threads);
 #   2. bench/run_cupti_benchmarks.sh: cost per launch of CUPTI collection and of nsightkit's;
 #   3. for resnet_training (one training step) and detr_inference (one iteration), each captured
-#      by the capture window: the report with gpu=cupti and with gpu=events (summary JSON/CSV),
+#      by the capture window: the report with gpu=cupti (with its trace) and with gpu=events,
 #      then `ncu --nvtx --csv` of the same captured step (one row per kernel with its NVTX stack);
 #      scripts/gpu/compare_cupti_ncu.py compares kernel counts and times per path.
 # Files in $OUT/cupti: summary.txt, one log per step, *.json/*.csv reports, ncu-*.csv, compare-*.md.
@@ -47,8 +47,11 @@ for app in resnet detr; do
     continue
   fi
   for src in cupti events; do
+    # The CUPTI run's trace holds CUPTI's record of each kernel (the comparison's --trace).
+    trace=""
+    [ "$src" = cupti ] && trace=",trace=$dir/$app-cupti.trace.json.gz"
     step --tail 4 "$app-$src" env ${capture:+NSIGHTKIT_CAPTURE=$capture} "$exe" "${args[@]}" \
-      --report "captured,table=$dir/$app-$src.txt,json=$dir/$app-$src.json,csv=$dir/$app-$src.csv,gpu=$src"
+      --report "captured,table=$dir/$app-$src.txt,json=$dir/$app-$src.json,csv=$dir/$app-$src.csv,gpu=$src$trace"
   done
   if command -v ncu >/dev/null; then
     step --tail 3 --timeout 400 "$app-ncu" env ${capture:+NSIGHTKIT_CAPTURE=$capture} \
@@ -57,7 +60,7 @@ for app in resnet detr; do
     if [ -f "$root/scripts/gpu/compare_cupti_ncu.py" ]; then
       step --tail 40 "$app-compare" python3 "$root/scripts/gpu/compare_cupti_ncu.py" \
         --report "$dir/$app-cupti.json" --events "$dir/$app-events.json" --ncu "$dir/ncu-$app.csv" \
-        --markdown "$dir/compare-$app.md"
+        --trace "$dir/$app-cupti.trace.json.gz" --markdown "$dir/compare-$app.md"
     fi
   else
     fail "ncu not found"

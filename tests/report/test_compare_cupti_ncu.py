@@ -76,8 +76,22 @@ NCU = [HEADER,
        ncu_row(2, [], "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 20, "150")]
 
 
+def gpu_slice(ts_us, dur_us, name):
+    """A kernel, copy or memset as the trace of a gpu=cupti run shows it (CUPTI's record)."""
+    return {"ph": "X", "cat": "nsightkit gpu", "name": name, "pid": 1, "tid": 1342177280,
+            "ts": ts_us, "dur": dur_us, "args": {"path": "?", "cpu_thread": 7}}
+
+
+# CUPTI's records of NCU's three kernels, 1 us shorter each (as measured on the H100), in launch
+# order, spelled as the C++ runtime demangles; a copy between them, which ncu does not profile.
+TRACE = [gpu_slice(10.0, 399.0, "void ns::(anonymous namespace)::gemm<true>(float const*)"),
+         gpu_slice(409.5, 0.5, "memcpy HtoD"),
+         gpu_slice(410.0, 199.0, "conv"),
+         gpu_slice(415.0, 149.0, "ncclDevKernel_AllReduce_Sum_f32_RING_LL")]
+
+
 class CompareTest(unittest.TestCase):
-    def run_script(self, rows):
+    def run_script(self, rows, trace=None):
         with tempfile.TemporaryDirectory() as d:
             rep = os.path.join(d, "cupti.json")
             ncu = os.path.join(d, "ncu.csv")
@@ -85,9 +99,44 @@ class CompareTest(unittest.TestCase):
                 json.dump(summary(rows), f)
             with open(ncu, "w") as f:
                 f.write("\n".join(NCU) + "\n")
-            p = subprocess.run([sys.executable, SCRIPT, "--report", rep, "--ncu", ncu],
+            extra = []
+            if trace is not None:
+                extra = ["--trace", os.path.join(d, "trace.json")]
+                with open(extra[1], "w") as f:
+                    json.dump({"traceEvents": trace}, f)
+            p = subprocess.run([sys.executable, SCRIPT, "--report", rep, "--ncu", ncu] + extra,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         return p
+
+    def test_the_trace_gives_each_ncu_path_cuptis_records(self):
+        # backward/conv: the report's 199 us is CUPTI's record of the kernel ncu puts there;
+        # backward holds the delegated kernel and is not judged.
+        rows = [row("backward", 0, work(3, 399_000 + 199_000 + 149_000, 1, 1, 149_000)),
+                row("backward/allreduce bucket0", 1, work(1, 149_000, 149_000, 1, 149_000)),
+                row("backward/conv", 1, work(1, 199_000, 199_000))]
+        p = self.run_script(rows, TRACE)
+        self.assertIn("CUPTI's records (trace): 3 kernel slices matched to ncu's kernels in launch "
+                      "order, 3 with the same base name, 0 not", p.stdout)
+        self.assertIn("CUPTI summed kernel time vs CUPTI's records per ncu path: 1/1 paths >= 100 us "
+                      "within 2%, median |diff| 0.000%", p.stdout)
+        self.assertIn("CUPTI busy vs CUPTI's records per ncu path: 1/1 paths", p.stdout)
+
+    def test_a_kernel_given_to_the_wrong_path_differs_from_cuptis_records(self):
+        # The report gives backward/conv the all-reduce's 149 us instead of the conv's 199 us.
+        rows = [row("backward", 0, work(3, 747_000, 1, 1, 149_000)),
+                row("backward/conv", 1, work(1, 149_000, 149_000))]
+        p = self.run_script(rows, TRACE)
+        self.assertIn("CUPTI summed kernel time vs CUPTI's records per ncu path: 0/1 paths", p.stdout)
+
+    def test_a_trace_of_another_step_is_not_compared(self):
+        rows = [row("backward", 0, work(2, 598_000, 598_000)),
+                row("backward/conv", 1, work(1, 199_000, 199_000))]
+        p = self.run_script(rows, TRACE[:2])
+        self.assertIn("CUPTI's records (trace): 1 kernel slices for ncu's 3 kernels: not compared",
+                      p.stdout)
+        renamed = [TRACE[0], gpu_slice(410.0, 199.0, "other"), TRACE[3]]
+        p = self.run_script(rows, renamed)
+        self.assertIn("2 with the same base name, 1 not", p.stdout)
 
     def test_delegated_kernels_are_taken_out_and_matched_with_ncus_outside_ones(self):
         rows = [row("backward", 0, work(3, 396_000 + 198_000 + 150_000, 1, 1, 150_000)),
