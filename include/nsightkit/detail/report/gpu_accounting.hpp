@@ -194,7 +194,7 @@ class SliceLabels {
   std::unordered_map<std::uint64_t, std::string> texts_;
 };
 
-/// The index in td.gpu_labels of the slice label `key` (0: none, no_node). Under td's lock.
+/// The index in td.gpu_labels of the slice label `key`, no_node for none. Under td's lock.
 inline std::uint32_t thread_label(
     ThreadData& td, std::uint64_t key,
     std::unordered_map<std::uint64_t, std::string const*> const& text) {

@@ -194,7 +194,7 @@ class CuptiSource final : public AttributionSource {
       return "cuptiActivityRegisterCallbacks: " + cupti_result_text(r);
     }
     // Launches are seen in the driver's calls alone: each runtime launch makes one, with the
-    // same correlation id, and a callback on both costs about twice as much (bench_cupti). The
+    // same correlation id, so callbacks on both would be two per launch (bench_cupti). The
     // runtime's calls are watched for capture edges and host-blocking time, and for launches only
     // where no driver launch callback could be enabled.
     std::size_t driver_launches = 0;
