@@ -4,7 +4,8 @@
 #      CUDA exists
 #   2. g++ with NSIGHTKIT_DISABLE=ON: the suite again (less benchmarks and the packaging test),
 #      proving the disabled build silent
-#   3. clang++ with ThreadSanitizer: the tests labelled "tsan" (only their executables are built)
+#   3. clang++ with ThreadSanitizer: the tests labelled "tsan" (only their executables are built);
+#      clang++ with ASan+UBSan: the tests labelled "cuda" (CPU tests that need the toolkit)
 #   4. clang-format check, Doxygen API reference with warnings as errors
 #   5. packaging: Conan 2 create (offline) and the vcpkg overlay port's install tree
 #   6. CPU only, with clang++ and AddressSanitizer + UndefinedBehaviorSanitizer: the CUDA toolkit
@@ -69,13 +70,21 @@ run_check() {  # name, command...
   fi
   took "$name" "$t0"
 }
+# The CPU tests that need the CUDA toolkit (label "cuda": the pinned pool, the prefetcher, graph
+# capture's fail-soft paths, CudaError, the CUPTI component's fallback) under ASan+UBSan too: the
+# sanitizer suite below hides the toolkit, so only their executables are built here.
+asan="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+build_target=nsightkit_cuda_tests run_suite clang-asan-cuda "-L cuda --no-tests=error" \
+  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DNSIGHTKIT_CUDA=OFF \
+  -DNSIGHTKIT_BUILD_BENCHMARKS=OFF -DNSIGHTKIT_BUILD_EXAMPLES=OFF -DNSIGHTKIT_TEST_HEADER_MODES=enabled \
+  "-DCMAKE_CXX_FLAGS=$asan" "-DCMAKE_C_FLAGS=$asan"
+
 run_check format bash "$root/scripts/check-format.sh"
 run_check docs bash "$root/scripts/build-docs.sh" "$out/docs"
 run_check conan bash "$root/scripts/check-conan.sh" "$out/conan"
 run_check vcpkg-port bash "$root/scripts/check-vcpkg-port.sh" "$out/vcpkg"
 # The sanitizer suite: each header on its own is compiled in one mode here (clang++), in all
 # three in the gcc suite; the Python tools' tests and the packaging test run in the gcc suite.
-asan="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 run_check cpu-only-asan env CXX=clang++ CC=clang CPU_ONLY_BUILD_TYPE=Debug CPU_ONLY_FLAGS="$asan" \
   CPU_ONLY_CMAKE_ARGS="-DNSIGHTKIT_BUILD_EXAMPLES=ON -DNSIGHTKIT_TEST_HEADER_MODES=enabled" \
   bash "$root/scripts/check-cpu-only.sh" "$out/cpu-only"
@@ -84,4 +93,4 @@ if [ ${#failed[@]} -ne 0 ]; then
   echo "FAILED: ${failed[*]}"
   exit 1
 fi
-echo "all suites passed: gcc, disabled, clang-tsan, format, docs, conan, vcpkg-port, cpu-only-asan"
+echo "all suites passed: gcc, disabled, clang-tsan, clang-asan-cuda, format, docs, conan, vcpkg-port, cpu-only-asan"

@@ -18,9 +18,9 @@ nsightkit_add_test(test_module_compiled SOURCES module/test_module.cpp alloc_cou
 # on the CPU and on a device (label gpu).
 if(TARGET CUDA::cudart)
   nsightkit_add_test(test_pinned_compiled SOURCES pinned/test_pinned.cpp COMPILED
-    LIBRARIES CUDA::cudart)
+    LABELS cuda LIBRARIES CUDA::cudart)
   nsightkit_add_test(test_graph_compiled SOURCES graph/test_graph.cpp NO_RECORDER COMPILED
-    LIBRARIES CUDA::cudart)
+    LABELS cuda LIBRARIES CUDA::cudart)
   nsightkit_add_gpu_test(test_pinned_gpu_compiled SOURCES pinned/test_pinned_gpu.cu COMPILED)
 endif()
 if(TARGET nsightkit::cupti)

@@ -5,7 +5,7 @@ if(NOT TARGET CUDA::cudart)
   find_package(CUDAToolkit QUIET)
 endif()
 if(TARGET CUDA::cudart)
-  nsightkit_add_test(test_graph SOURCES graph/test_graph.cpp NO_RECORDER LIBRARIES CUDA::cudart)
+  nsightkit_add_test(test_graph SOURCES graph/test_graph.cpp NO_RECORDER LABELS cuda LIBRARIES CUDA::cudart)
 endif()
 if(TARGET nsightkit::cupti)
   nsightkit_add_gpu_test(test_graph_gpu SOURCES graph/test_graph_gpu.cu NO_RECORDER

@@ -6,6 +6,6 @@
 # long kernels, depths 1-4, pageable/pinned/always-staged sources, break, exceptions.
 if(TARGET CUDA::cudart)
   nsightkit_add_test(test_prefetch SOURCES prefetch/test_prefetch.cpp alloc_counter.cpp
-    LIBRARIES CUDA::cudart)
+    LABELS cuda LIBRARIES CUDA::cudart)
   nsightkit_add_gpu_test(test_prefetch_gpu SOURCES prefetch/test_prefetch_gpu.cu)
 endif()

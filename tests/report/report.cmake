@@ -108,7 +108,8 @@ if(TARGET nsightkit::cupti)
     $<TARGET_FILE:report_cupti_demo>)
   add_test(NAME report_cupti_fallback COMMAND ${CMAKE_COMMAND} -E env NSIGHTKIT_REPORT=table,gpu=cupti
     $<TARGET_FILE:report_cupti_demo>)
-  set_tests_properties(report_cupti_auto report_cupti_fallback PROPERTIES LABELS cpu TIMEOUT 60
+  add_dependencies(nsightkit_cuda_tests report_cupti_demo)
+  set_tests_properties(report_cupti_auto report_cupti_fallback PROPERTIES LABELS cuda TIMEOUT 60
     ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
   if(_nsk_report_mode STREQUAL "enabled")
     # Without a device CUPTI cannot collect: gpu=auto says nothing about it (nothing to measure),
