@@ -159,7 +159,7 @@ std::string const& setup() {
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return std::string{"no GPU"};
     std::string const m = mode();
     if (m == "none") return std::string{};
-    if (m != "nsightkit" && m != "none") std::atexit(&report_completions);
+    if (m != "nsightkit") std::atexit(&report_completions);
     if (m == "activity" || m == "activity_api") {
       if (cuptiActivityRegisterCallbacks(&raw_request, &raw_complete) != CUPTI_SUCCESS)
         return std::string{"cuptiActivityRegisterCallbacks failed"};

@@ -66,6 +66,8 @@ step "configure, build and test nsightkit's tests (NVTX3 from PyPI)"
 b="$work/build"
 suite_flags=${CPU_ONLY_FLAGS:-}
 read -r -a suite_args <<<"${CPU_ONLY_CMAKE_ARGS:-}"
+# NOCUDA_CMAKE_ARGS sets CMAKE_CXX_FLAGS to the hiding flags alone (the probes below use it as
+# is); the later -D here replaces it with those flags plus the suite's.
 "${nocuda_env[@]}" cmake -S "$root" -B "$b" "${gen[@]}" -DCMAKE_BUILD_TYPE="${CPU_ONLY_BUILD_TYPE:-Release}" \
   "-DCMAKE_CXX_FLAGS_RELEASE=-O2" -DCMAKE_CXX_COMPILER="$cxx" -DNSIGHTKIT_CUDA=OFF -DNSIGHTKIT_BUILD_EXAMPLES=OFF \
   -DNSIGHTKIT_BUILD_BENCHMARKS=OFF "${NOCUDA_CMAKE_ARGS[@]}" \

@@ -11,8 +11,8 @@
 #   6. CPU only, with clang++ and AddressSanitizer + UndefinedBehaviorSanitizer: the CUDA toolkit
 #      hidden, NVTX3 from PyPI's nvidia-nvtx (installed from PyPI): the tests and examples built,
 #      the CPU suite run under the sanitizers (each header on its own in the enabled mode only),
-#      and the NVTX3 provider order (scripts/check-cpu-only.sh). One build serves both: a separate
-#      sanitizer suite with the toolkit present built the same tests a fourth time.
+#      and the NVTX3 provider order (scripts/check-cpu-only.sh): one build is both the sanitizer
+#      suite and the CPU-only check.
 # Tests labelled "gpu" report themselves skipped where no CUDA device exists.
 # Usage: scripts/run-tests.sh [--no-install]
 set -euo pipefail

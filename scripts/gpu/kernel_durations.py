@@ -5,12 +5,11 @@ difference from CUPTI's concurrent-kernel records.
   kernel_durations.py OUTDIR
 """
 import collections
-import csv
 import statistics
 import sys
 from pathlib import Path
 
-UNITS = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6}
+import compare_cupti_ncu  # its reader of ncu's CSV, beside this file
 
 
 def program_rows(path):
@@ -26,12 +25,7 @@ def program_rows(path):
 
 def ncu_durations(path):
     """gpu__time_duration of every profiled kernel, in launch order."""
-    lines = [l for l in path.read_text().splitlines() if l.startswith('"')]
-    out = []
-    for r in csv.DictReader(lines):
-        if r.get("Metric Name") == "gpu__time_duration.sum":
-            out.append(float(r["Metric Value"].replace(",", "")) * UNITS[r["Metric Unit"]])
-    return out
+    return [ns for _, ns, _ in compare_cupti_ncu.parse_ncu_csv(path)]
 
 
 def main():
