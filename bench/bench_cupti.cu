@@ -6,6 +6,12 @@
 //   activity       CUPTI kernel activity records only (the floor of any CUPTI-based tool)
 //   activity_api   + runtime and driver API activity records: the floor of the "join API records
 //                  afterwards" design (thread and timestamps of every launch call)
+//   activity_drv   activity + driver API activity records only, on the report's clock: the floor
+//                  of that design as nsightkit would run it (every launch reaches the driver); it
+//                  prints whose thread id the records carry and whether their times are the
+//                  clock's
+//   activity_ts    activity + a timestamp callback (the report's clock), as nsightkit registers
+//                  one: what CUPTI's calls of it cost (it prints how many it made per launch)
 //   nsightkit      the report with gpu=cupti: kernel/copy/memset/memory activity plus a callback
 //                  per launch call noting correlation id -> range (the design nsightkit uses)
 //   cb_runtime     activity + an empty callback on the runtime's launch calls (cudaLaunch*)
@@ -18,6 +24,7 @@
 // Each benchmark launches kernels in a loop (an empty kernel: launch-bound; a 5 us kernel:
 // GPU-bound) inside one range, or with a range around every launch ("_range" benchmarks).
 #include <nsightkit/cupti.hpp>
+#include <nsightkit/detail/report/clock.hpp>
 #include <nsightkit/report.hpp>
 
 #include <benchmark/benchmark.h>
@@ -31,6 +38,10 @@
 #include <cstring>
 #include <string>
 #include <thread>
+
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 namespace {
 
@@ -47,6 +58,41 @@ __global__ void spin(long long ns) {
 }
 
 std::atomic<std::uint64_t> raw_records{0};
+// The driver API records of activity_drv: how many, and how many name the launching thread by
+// its kernel thread id (gettid) or by pthread_self(), and have start/end on the report's clock.
+std::uint32_t const main_tid = static_cast<std::uint32_t>(syscall(SYS_gettid));
+auto const main_pthread = static_cast<std::uint32_t>(pthread_self());
+std::int64_t const started_ns =
+    nsightkit::detail::report::clock_now(nsightkit::detail::report::process_tsc());
+std::atomic<std::uint64_t> api_records{0}, api_gettid{0}, api_pthread{0}, api_on_clock{0};
+std::atomic<std::uint64_t> timestamp_calls{0}, launches{0};
+
+std::uint64_t CUPTIAPI counted_timestamp() {
+  timestamp_calls.fetch_add(1, std::memory_order_relaxed);
+  std::int64_t const t =
+      nsightkit::detail::report::clock_now(nsightkit::detail::report::process_tsc());
+  return static_cast<std::uint64_t>(t > 0 ? t : 0);
+}
+
+void report_api_records() {
+  (void)cuptiActivityFlushAll(1);
+  std::fprintf(stderr,
+               "driver api records: %llu, %llu with the launching thread's gettid(), %llu with "
+               "its pthread_self(), %llu with start and end on the report's clock\n",
+               static_cast<unsigned long long>(api_records.load()),
+               static_cast<unsigned long long>(api_gettid.load()),
+               static_cast<unsigned long long>(api_pthread.load()),
+               static_cast<unsigned long long>(api_on_clock.load()));
+}
+
+void report_timestamps() {
+  (void)cuptiActivityFlushAll(1);
+  std::uint64_t const n = launches.load();
+  std::fprintf(stderr, "timestamp callbacks: %llu for %llu launches (%.3f per launch)\n",
+               static_cast<unsigned long long>(timestamp_calls.load()),
+               static_cast<unsigned long long>(n),
+               n != 0 ? static_cast<double>(timestamp_calls.load()) / static_cast<double>(n) : 0.0);
+}
 // Which thread CUPTI hands full buffers to: the launching (benchmark) thread or its own.
 std::thread::id const main_thread = std::this_thread::get_id();
 std::atomic<std::uint64_t> completions[2]{};  // on the main thread, on another
@@ -71,7 +117,20 @@ void CUPTIAPI raw_complete(CUcontext, std::uint32_t, std::uint8_t* buffer, std::
                            std::size_t valid) {
   CUpti_Activity* r = nullptr;
   std::uint64_t n = 0;
-  while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) ++n;
+  std::int64_t const now =
+      nsightkit::detail::report::clock_now(nsightkit::detail::report::process_tsc());
+  while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) {
+    ++n;
+    if (r->kind != CUPTI_ACTIVITY_KIND_DRIVER) continue;
+    auto const* a = reinterpret_cast<CUpti_ActivityAPI const*>(r);
+    api_records.fetch_add(1, std::memory_order_relaxed);
+    if (a->threadId == main_tid) api_gettid.fetch_add(1, std::memory_order_relaxed);
+    if (a->threadId == main_pthread) api_pthread.fetch_add(1, std::memory_order_relaxed);
+    auto const start = static_cast<std::int64_t>(a->start);
+    auto const end = static_cast<std::int64_t>(a->end);
+    if (start >= started_ns && start <= end && end <= now)
+      api_on_clock.fetch_add(1, std::memory_order_relaxed);
+  }
   raw_records.fetch_add(n);
   note_completion();
   std::free(buffer);
@@ -160,7 +219,12 @@ std::string const& setup() {
     std::string const m = mode();
     if (m == "none") return std::string{};
     if (m != "nsightkit") std::atexit(&report_completions);
-    if (m == "activity" || m == "activity_api") {
+    if (m == "activity" || m == "activity_api" || m == "activity_ts" || m == "activity_drv") {
+      if (m == "activity_ts" || m == "activity_drv") {
+        if (cuptiActivityRegisterTimestampCallback(&counted_timestamp) != CUPTI_SUCCESS)
+          return std::string{"cuptiActivityRegisterTimestampCallback failed"};
+        std::atexit(&report_timestamps);
+      }
       if (cuptiActivityRegisterCallbacks(&raw_request, &raw_complete) != CUPTI_SUCCESS)
         return std::string{"cuptiActivityRegisterCallbacks failed"};
       if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
@@ -169,6 +233,11 @@ std::string const& setup() {
           (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS ||
            cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS))
         return std::string{"cuptiActivityEnable(RUNTIME/DRIVER) failed"};
+      if (m == "activity_drv") {
+        if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS)
+          return std::string{"cuptiActivityEnable(DRIVER) failed"};
+        std::atexit(&report_api_records);
+      }
       return std::string{};
     }
     if (m == "cb_runtime" || m == "cb_driver" || m == "cb_both") {
@@ -185,7 +254,7 @@ std::string const& setup() {
       return std::string{};
     }
     return "unknown NSK_CUPTI_MODE '" + m +
-           "' (none, activity, activity_api, nsightkit, "
+           "' (none, activity, activity_api, activity_drv, activity_ts, nsightkit, "
            "cb_runtime, cb_driver, cb_both)";
   }();
   return why;
@@ -219,6 +288,7 @@ void run(benchmark::State& state, long long kernel_ns) {
     cudaStreamSynchronize(s);
   }
   state.SetItemsProcessed(state.iterations() * per_iteration);
+  launches.fetch_add(static_cast<std::uint64_t>(state.iterations()) * per_iteration);
   state.counters["us_per_launch"] =
       benchmark::Counter(static_cast<double>(state.iterations() * per_iteration),
                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
@@ -232,8 +302,8 @@ void gpu_bound_5us(benchmark::State& state) { run<false>(state, 5000); }
 
 }  // namespace
 
-BENCHMARK(launch_bound)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(1.0);
-BENCHMARK(launch_bound_range)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(1.0);
-BENCHMARK(gpu_bound_5us)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(1.0);
+BENCHMARK(launch_bound)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(launch_bound_range)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(gpu_bound_5us)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 BENCHMARK_MAIN();

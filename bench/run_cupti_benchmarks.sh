@@ -1,30 +1,35 @@
 #!/usr/bin/env bash
 # Runs bench_cupti once per collection mode, ROUNDS rounds (default 3) interleaved (none,
-# activity, activity_api, cb_runtime, cb_driver, cb_both, nsightkit, none, ...), and prints
-# microseconds per launch per mode with nsightkit's differences against kernel activity alone
-# and against the callback floor (cb_both), and what the cb_ modes found about correlation ids.
-# usage: [ROUNDS=N] bench/run_cupti_benchmarks.sh <build dir> <output dir>
+# activity, activity_api, activity_drv, activity_ts, cb_runtime, cb_driver, cb_both, nsightkit, none, ...), and
+# prints microseconds per launch per mode with each mode's paired difference against kernel
+# activity alone, and what the modes found (correlation ids, buffer threads, timestamp calls).
+# usage: [ROUNDS=N] [MODES="a b ..."] [MIN_TIME=seconds] [CPUS=list]
+#        bench/run_cupti_benchmarks.sh <build dir> <output dir>
+# CPUS (taskset's list, e.g. 2-5) keeps every process on the same cores, so rounds differ less.
 set -euo pipefail
 build=$1 out=$2
 bin="$build/bench/bench_cupti"
 mkdir -p "$out"
-modes="none activity activity_api cb_runtime cb_driver cb_both nsightkit"
+modes=${MODES:-none activity activity_api activity_drv activity_ts cb_runtime cb_driver cb_both nsightkit}
+pin=()
+[ -n "${CPUS:-}" ] && pin=(taskset -c "$CPUS")
 for round in $(seq 1 "${ROUNDS:-3}"); do
   for mode in $modes; do
-    NSK_CUPTI_MODE=$mode "$bin" --benchmark_format=json --benchmark_out="$out/$mode.$round.json" \
+    NSK_CUPTI_MODE=$mode "${pin[@]}" "$bin" --benchmark_min_time="${MIN_TIME:-1.0}" \
+      --benchmark_format=json --benchmark_out="$out/$mode.$round.json" \
       --benchmark_out_format=json >/dev/null 2>"$out/$mode.$round.err"
   done
 done
-for mode in cb_runtime cb_driver cb_both; do
-  echo "$mode: $(grep -h '^correlation:' "$out/$mode.1.err" | tail -1)"
+for mode in $modes; do
+  for what in correlation 'buffers completed' 'timestamp callbacks' 'driver api records'; do
+    line=$(grep -h "^$what:" "$out/$mode.1.err" | tail -1 || true)
+    [ -n "$line" ] && echo "$mode: $line"
+  done
 done
-for mode in activity activity_api cb_runtime cb_driver cb_both; do
-  echo "$mode: $(grep -h '^buffers completed:' "$out/$mode.1.err" | tail -1)"
-done
-python3 - "$out" "${ROUNDS:-3}" <<'PY'
+python3 - "$out" "${ROUNDS:-3}" $modes <<'PY'
 import glob, json, os, statistics, sys
 out, rounds = sys.argv[1], sys.argv[2]
-modes = ["none", "activity", "activity_api", "cb_runtime", "cb_driver", "cb_both", "nsightkit"]
+modes = sys.argv[3:]
 per = {}
 for m in modes:
     files = glob.glob(os.path.join(out, f"{m}.*.json"))
@@ -33,17 +38,27 @@ for m in modes:
             if b.get("error_occurred"):
                 sys.exit(f"{m}: {b['name']}: {b.get('error_message')}")
             per.setdefault(b["name"], {}).setdefault(m, []).append(b["real_time"] / 1000.0)
-against = ["activity", "cb_driver", "cb_both"]
-print(f"{'benchmark':<22}" + "".join(f"{m:>22}" for m in modes)
-      + "".join(f"{'nsk-' + a:>15}" for a in against))
+def quartiles(v):
+    v = sorted(v)
+    if len(v) < 4:
+        return v[0], v[-1]
+    q = statistics.quantiles(v, n=4)
+    return q[0], q[2]
+base = "activity" if "activity" in modes else None
 for name, by in per.items():
-    med = {m: statistics.median(by[m]) for m in modes if m in by}
-    rng = {m: (min(by[m]), max(by[m])) for m in modes if m in by}
-    cells = "".join(f"{med[m]:.2f} ({rng[m][0]:.2f}-{rng[m][1]:.2f})".rjust(22) for m in modes)
-    # Paired: the modes of one round ran back to back, so a round's difference is less noisy
-    # than the difference of medians.
-    paired = [statistics.median(n - a for n, a in zip(by["nsightkit"], by[x])) for x in against]
-    print(f"{name.split('/')[0]:<22}{cells}" + "".join(f"{d:>+15.2f}" for d in paired))
-print(f"(microseconds per launch: median of {rounds} rounds, min-max in parentheses; nsk-X: "
-      "median over rounds of nsightkit minus X in the same round)")
+    print(name.split("/")[0])
+    for m in modes:
+        if m not in by:
+            continue
+        v = by[m]
+        line = f"  {m:<14}{statistics.median(v):8.2f} ({min(v):.2f}-{max(v):.2f})"
+        if base and m != base and base in by:
+            # Paired: the modes of one round ran back to back, so a round's difference is less
+            # noisy than the difference of medians.
+            d = [a - b for a, b in zip(v, by[base])]
+            lo, hi = quartiles(d)
+            line += f"   vs {base}: {statistics.median(d):+.2f} (quartiles {lo:+.2f} to {hi:+.2f})"
+        print(line)
+print(f"(microseconds per launch: median of {rounds} rounds, min-max in parentheses; 'vs "
+      "activity': median over rounds of the mode minus kernel activity alone in the same round)")
 PY
