@@ -2,8 +2,15 @@
 // the report off (no sink registered: the foundation's fast path) and on (CPU aggregation, with
 // trace events, with formatted names, 8 threads at once), and — where a CUDA device exists — with
 // GPU timing on a stream (two pooled CUDA events per range). Target: <= 100 ns per CPU-only range.
+// The BM_attribution_ rows measure what the CUPTI source adds on the launching thread, without a
+// GPU: a stand-in source takes the place of CUPTI, and each "launch" is the call nsightkit's
+// launch callback makes (note_launch); CUPTI's own callback dispatch is not in them.
 #include <nsightkit/detail/report/clock.hpp>
+#include <nsightkit/detail/report/gpu_attribution.hpp>
 #include <nsightkit/report.hpp>
+
+#include <cstdint>
+#include <optional>
 
 #include <benchmark/benchmark.h>
 
@@ -143,6 +150,82 @@ void BM_range_report_on_threads(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_range_report_on_threads)->Threads(8)->UseRealTime();
+
+namespace nr = nsightkit::detail::report;
+
+// The attribution half of the CUPTI source, with no CUPTI under it.
+class StandIn final : public nr::AttributionSource {
+ public:
+  [[nodiscard]] char const* name() const noexcept override { return "cupti"; }
+  void launch(std::uint32_t correlation, std::int64_t when) noexcept {
+    note_launch(correlation, when);
+  }
+};
+StandIn* stand_in = nullptr;
+nr::GpuSource* provide_stand_in() { return stand_in; }
+
+struct AttributionOn {
+  AttributionOn() {
+    if (stand_in == nullptr) stand_in = new StandIn{};  // lives on: threads may point into it
+    nr::cupti_provider.store(&provide_stand_in);
+    auto o = quiet_options();
+    o.gpu_source = nsightkit::GpuSourceKind::cupti;
+    nsightkit::Report::reset();
+    nsightkit::Report::enable(o);
+  }
+  ~AttributionOn() {
+    nsightkit::Report::disable();
+    nsightkit::Report::reset();
+    nr::cupti_provider.store(nullptr);
+  }
+  AttributionOn(AttributionOn const&) = delete;
+  AttributionOn& operator=(AttributionOn const&) = delete;
+};
+
+// Settles what the loop recorded (outside the timing) every so often, as the report's flush
+// would: instances of ranges that launched are kept until then.
+template <typename Body>
+void attribution_loop(benchmark::State& state, bool in_range, Body body) {
+  AttributionOn on;
+  std::optional<nsightkit::ScopedRange> outer;
+  if (in_range) outer.emplace("loop");
+  if (nsightkit::Report::snapshot().gpu.source != "cupti") {
+    state.SkipWithError("the stand-in did not become the report's GPU source");
+    return;
+  }
+  std::uint32_t correlation = 1;
+  for (auto _ : state) {
+    body(correlation);
+    if ((correlation & 0xffffu) == 0) {
+      state.PauseTiming();
+      (void)nsightkit::Report::snapshot();
+      state.ResumeTiming();
+    }
+    ++correlation;
+  }
+}
+
+// A range around each launch, as bench_cupti's launch_bound_range does on the GPU.
+void BM_attribution_range_launch(benchmark::State& state) {
+  attribution_loop(state, false, [](std::uint32_t c) {
+    nsightkit::ScopedRange r{"launch"};
+    stand_in->launch(c, nr::clock_now(nr::process_tsc()));
+  });
+}
+BENCHMARK(BM_attribution_range_launch);
+
+// The launch callback's work alone, inside one long range.
+void BM_attribution_launch(benchmark::State& state) {
+  attribution_loop(state, true,
+                   [](std::uint32_t c) { stand_in->launch(c, nr::clock_now(nr::process_tsc())); });
+}
+BENCHMARK(BM_attribution_launch);
+
+// A range with the CUPTI source on but no launch inside it.
+void BM_attribution_range(benchmark::State& state) {
+  attribution_loop(state, false, [](std::uint32_t) { nsightkit::ScopedRange r{"layer"}; });
+}
+BENCHMARK(BM_attribution_range);
 
 #if defined(NSK_BENCH_GPU)
 bool have_device() {
