@@ -22,7 +22,7 @@ if [ "${CUPTI_SKIP_BENCH:-0}" != 1 ]; then
   step --tail 12 bench_cupti bash "$root/bench/run_cupti_benchmarks.sh" "$build" "$dir/bench_cupti"
 fi
 
-# ---- 3. per path against Nsight Compute ----
+# ---- 3. per path against Nsight Compute (CUPTI_SKIP_NCU=1 leaves it out) ----
 resnet="$build/examples/resnet_training/resnet_training"
 detr="$build/examples/detr_inference/detr_inference"
 # cuDNN's autotuner (on by default) may pick other convolution algorithms under ncu, which
@@ -32,7 +32,9 @@ resnet_args=(--device cuda --steps 8 --warmup 2 --batch "${RESNET_BATCH:-64}" --
 detr_args=(--device cuda --warmup 2 --iterations 1 --quiet)
 ncu_args=(--clock-control none --cache-control none --profile-from-start off --nvtx
   --metrics gpu__time_duration.sum)
-for app in resnet detr; do
+apps="resnet detr"
+[ "${CUPTI_SKIP_NCU:-0}" = 1 ] && apps=""
+for app in $apps; do
   if [ "$app" = resnet ]; then
     exe=$resnet
     args=("${resnet_args[@]}")
@@ -70,9 +72,10 @@ done
 # ---- 4. what the report costs on the examples' step time (CUPTI_SKIP_COST=1 leaves it out) ----
 if [ "${CUPTI_SKIP_COST:-0}" = 1 ]; then gpu_finish; fi
 # The same run with the report off, with CUPTI on every step, and with CUPTI in captured mode
-# (collection only during the capture window's steps); each mode twice, alternating.
-for round in 1 2; do
-  for mode in off all captured; do
+# (collection only during the capture window's steps); COST_ROUNDS rounds (default 2) of
+# COST_MODES (default "off all captured"), alternating.
+for round in $(seq 1 "${COST_ROUNDS:-2}"); do
+  for mode in ${COST_MODES:-off all captured}; do
     case $mode in
       off) spec=off ;;
       all) spec="table=$dir/cost-resnet-$mode.txt,gpu=cupti" ;;
