@@ -13,3 +13,10 @@ endif()
 if(NSIGHTKIT_HAVE_CUDA_LANGUAGE AND TARGET nsightkit::cupti)
   nsightkit_add_benchmark(bench_cupti SOURCES bench_cupti.cu LIBRARIES nsightkit::cupti CUDA::cudart)
 endif()
+
+# CUPTI's own collection cost on an unmodified program: a CUDA injection library that enables
+# the activity kinds the report collects and nothing else (cupti_floor.cpp; cupti.sh's floor mode).
+if(TARGET nsightkit::cupti AND TARGET CUDA::cupti)
+  add_library(nsightkit_cupti_floor MODULE cupti_floor.cpp)
+  target_link_libraries(nsightkit_cupti_floor PRIVATE CUDA::cupti nsightkit_warnings)
+endif()

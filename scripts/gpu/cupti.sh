@@ -73,24 +73,33 @@ done
 if [ "${CUPTI_SKIP_COST:-0}" = 1 ]; then gpu_finish; fi
 # The same run with the report off, with CUPTI on every step, and with CUPTI in captured mode
 # (collection only during the capture window's steps); COST_ROUNDS rounds (default 2) of
-# COST_MODES (default "off all captured"), alternating.
+# COST_MODES (default "off all captured"; "floor" adds CUPTI's collection without nsightkit),
+# alternating; COST_RESNET_STEPS (default 60) resnet_training steps per run.
 for round in $(seq 1 "${COST_ROUNDS:-2}"); do
   for mode in ${COST_MODES:-off all captured}; do
+    # floor: the report off, CUPTI collecting the same activity kinds through an injection
+    # library (bench/cupti_floor.cpp): what CUPTI itself costs, nsightkit's part taken out.
+    inject=()
     case $mode in
       off) spec=off ;;
+      floor)
+        spec=off
+        inject=(env "CUDA_INJECTION64_PATH=$build/bench/libnsightkit_cupti_floor.so")
+        ;;
       all) spec="table=$dir/cost-resnet-$mode.txt,gpu=cupti" ;;
       captured) spec="captured,table=$dir/cost-resnet-$mode.txt,gpu=cupti" ;;
     esac
-    step --tail 2 "cost-resnet-$mode-$round" "$resnet" --device cuda --steps 60 --warmup 10 \
-      --report "$spec"
+    step --tail 2 "cost-resnet-$mode-$round" "${inject[@]}" "$resnet" --device cuda \
+      --steps "${COST_RESNET_STEPS:-60}" --warmup 10 --report "$spec"
     say "cost resnet $mode round $round: $(grep -h 'throughput:' "$dir/cost-resnet-$mode-$round.log" || true)"
+    [ "$mode" = floor ] && say "  $(grep -h 'cupti_floor:' "$dir/cost-resnet-$mode-$round.log" || echo 'cupti_floor: no records line: the injection did not run')"
     case $mode in
-      off) spec=off ;;
+      off | floor) spec=off ;;
       all) spec="table=$dir/cost-detr-$mode.txt,gpu=cupti" ;;
       captured) spec="captured,table=$dir/cost-detr-$mode.txt,gpu=cupti" ;;
     esac
-    step --tail 4 "cost-detr-$mode-$round" "$detr" --device cuda --warmup 10 --iterations 50 \
-      --quiet --report "$spec"
+    step --tail 4 "cost-detr-$mode-$round" "${inject[@]}" "$detr" --device cuda --warmup 10 \
+      --iterations 50 --quiet --report "$spec"
     say "cost detr $mode round $round: $(grep -h 'per batch of' "$dir/cost-detr-$mode-$round.log" || true)"
   done
 done
