@@ -11,6 +11,7 @@ library only). It loads a file, checks it, and hands back plain objects:
   trace = read_trace("t.json")          # otherData.producer "nsightkit ..." (or nsightkit_merge)
   trace.events, trace.rank, trace.origin_ns, ...
   read("f.json")                        # either, told apart by the content
+  read_trace("t.json.gz")               # gzip-compressed files (trace=....json.gz) read the same
 
 A file that is not what it should be raises ReportError, whose text names the file and the
 problem ("s.json: paths[3] ('a/b') has depth 1 but no parent before it ..."). Fields this reader
@@ -26,8 +27,10 @@ As a command, it checks files and prints what each holds:
   nsightkit_report.py FILE...     exit status 0 when every file reads, 2 otherwise
 """
 
+import gzip
 import json
 import sys
+import zlib
 
 SUMMARY_FORMAT = "nsightkit-report"
 SUMMARY_VERSIONS = (1,)  # summary versions this reader understands
@@ -85,12 +88,30 @@ def _reject_constant(name):
     raise ValueError(f"{name} is not a JSON value")
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _read_text(path):
+    """A file's text, decompressed first when it is gzip (told by its first bytes, not its name)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] == GZIP_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except EOFError:
+            raise ReportError(path, "gzip stream cut short: did the process die while writing it?") from None
+        except (OSError, zlib.error) as e:
+            raise ReportError(path, f"broken gzip stream ({e})") from None
+    return data.decode("utf-8")
+
+
 def load_json(path):
-    """The parsed JSON document of a file; ReportError for a missing, empty, cut-short or non-JSON
-    file."""
+    """The parsed JSON document of a file (plain or gzip-compressed); ReportError for a missing,
+    empty, cut-short or non-JSON file."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f, parse_constant=_reject_constant)
+        return json.loads(_read_text(path), parse_constant=_reject_constant)
+    except ReportError:
+        raise
     except OSError as e:
         raise ReportError(path, f"cannot read: {e.strerror or e}") from None
     except UnicodeDecodeError as e:

@@ -8,6 +8,7 @@ Crafted summaries and traces in the format include/nsightkit/report.hpp writes (
 add; broken files (wrong format, truncated, empty, NaN, wrong types); the component rule.
 """
 
+import gzip
 import importlib.util
 import json
 import os
@@ -280,6 +281,34 @@ class TestTrace(ReaderTest):
         self.error(self.write("rank.json", doc), "otherData.rank must be a non-negative integer or null, not '0'")
         text = json.dumps(trace_doc())
         self.error(self.write("cut.json", text[:40]), "cut short by a process", reader=nkr.read_trace)
+
+
+class TestGzip(ReaderTest):
+    """trace=....json.gz (and json=....gz) files are gzip streams: read as the plain ones."""
+
+    def gz(self, name, content):
+        data = (content if isinstance(content, str) else json.dumps(content)).encode()
+        return self.write(name, gzip.compress(data))
+
+    def test_reads_compressed_files_by_content(self):
+        t = nkr.read(self.gz("t.json.gz", trace_doc()))
+        self.assertIsInstance(t, nkr.Trace)
+        self.assertEqual((t.rank, len(t.events)), (1, 3))
+        s = nkr.read_summary(self.gz("s.gz", summary_doc()))
+        self.assertEqual([r.path for r in s.paths], ["model", "model/app@load", "model/a/b", "other"])
+        # Told by the content, not the name: a plain file named .gz and a gzip file named .json.
+        self.assertIsInstance(nkr.read(self.write("plain.json.gz", trace_doc())), nkr.Trace)
+        self.assertIsInstance(nkr.read(self.gz("packed.json", trace_doc())), nkr.Trace)
+
+    def test_broken_compressed_files(self):
+        data = gzip.compress(json.dumps(trace_doc()).encode())
+        self.error(self.write("cut.json.gz", data[: len(data) // 2]),
+                   "gzip stream cut short: did the process die while writing it?")
+        self.error(self.write("bad.json.gz", data[:10] + b"\x00" * 40 + data[-8:]), "broken gzip stream (")
+        # A whole gzip stream whose JSON inside is cut short says so, as for a plain file.
+        text = json.dumps(trace_doc())
+        self.error(self.gz("cutjson.json.gz", text[:40]), "cut short by a process", reader=nkr.read_trace)
+        self.error(self.gz("empty.json.gz", ""), "empty file")
 
 
 class TestCommand(ReaderTest):
