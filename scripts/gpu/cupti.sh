@@ -73,7 +73,8 @@ done
 if [ "${CUPTI_SKIP_COST:-0}" = 1 ]; then gpu_finish; fi
 # The same run with the report off, with CUPTI on every step, and with CUPTI in captured mode
 # (collection only during the capture window's steps); COST_ROUNDS rounds (default 2) of
-# COST_MODES (default "off all captured"; "floor" adds CUPTI's collection without nsightkit),
+# COST_MODES (default "off all captured"; "floor" adds CUPTI's collection without nsightkit,
+# "cpu" the report with no GPU source),
 # alternating; COST_RESNET_STEPS (default 60) resnet_training steps per run.
 for round in $(seq 1 "${COST_ROUNDS:-2}"); do
   for mode in ${COST_MODES:-off all captured}; do
@@ -86,6 +87,7 @@ for round in $(seq 1 "${COST_ROUNDS:-2}"); do
         spec=off
         inject=(env "CUDA_INJECTION64_PATH=$build/bench/libnsightkit_cupti_floor.so")
         ;;
+      cpu) spec="table=$dir/cost-resnet-$mode.txt,gpu=off" ;;
       all) spec="table=$dir/cost-resnet-$mode.txt,gpu=cupti" ;;
       captured) spec="captured,table=$dir/cost-resnet-$mode.txt,gpu=cupti" ;;
     esac
@@ -95,6 +97,7 @@ for round in $(seq 1 "${COST_ROUNDS:-2}"); do
     [ "$mode" = floor ] && say "  $(grep -h 'cupti_floor:' "$dir/cost-resnet-$mode-$round.log" || echo 'cupti_floor: no records line: the injection did not run')"
     case $mode in
       off | floor) spec=off ;;
+      cpu) spec="table=$dir/cost-detr-$mode.txt,gpu=off" ;;
       all) spec="table=$dir/cost-detr-$mode.txt,gpu=cupti" ;;
       captured) spec="captured,table=$dir/cost-detr-$mode.txt,gpu=cupti" ;;
     esac
