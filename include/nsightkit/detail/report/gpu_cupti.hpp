@@ -11,6 +11,7 @@
 #include <nsightkit/detail/cuda_driver.hpp>
 #include <nsightkit/detail/graph_state.hpp>
 #include <nsightkit/detail/report/clock.hpp>
+#include <nsightkit/detail/report/cupti_calls.hpp>
 #include <nsightkit/detail/report/gpu_attribution.hpp>
 #include <nsightkit/detail/report/gpu_work.hpp>
 #include <nsightkit/detail/report/state.hpp>
@@ -38,39 +39,6 @@ inline std::string cupti_result_text(CUptiResult r) {
   char const* text = nullptr;
   (void)cuptiGetResultString(r, &text);
   return text != nullptr ? std::string{text} : "CUPTI error " + std::to_string(static_cast<int>(r));
-}
-
-/// True for the runtime and driver calls whose correlation id work on the GPU can carry.
-inline bool launch_like(CUpti_CallbackDomain domain, std::string_view name) noexcept {
-  auto has = [&](std::string_view part) { return name.find(part) != std::string_view::npos; };
-  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-    return has("Launch") || has("Memcpy") || has("Memset") || has("Malloc") || has("Free");
-  }
-  return name.rfind("cuLaunch", 0) == 0 || name.rfind("cuGraphLaunch", 0) == 0 ||
-         name.rfind("cuMemcpy", 0) == 0 || name.rfind("cuMemset", 0) == 0 ||
-         name.rfind("cuMemAlloc", 0) == 0 || name.rfind("cuMemFree", 0) == 0;
-}
-
-/// True for the calls that block the calling host thread (synchronizations, synchronous copies
-/// and memsets, allocations and frees): their time is charged to the range that made them.
-inline bool host_blocking(CUpti_CallbackDomain domain, std::string_view name) noexcept {
-  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return false;
-  std::string_view const base = name.substr(0, name.find("_v"));
-  for (char const* n :
-       {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy",
-        "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemset", "cudaMemset2D", "cudaMemset3D",
-        "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol", "cudaMalloc", "cudaFree", "cudaMallocHost",
-        "cudaFreeHost", "cudaHostAlloc", "cudaMallocManaged", "cudaMallocPitch"}) {
-    if (base == n) return true;
-  }
-  return false;
-}
-
-/// 1: the call begins a stream capture, 2: it ends one, 0: neither.
-inline int capture_edge(std::string_view name) noexcept {
-  if (name.find("StreamBeginCapture") != std::string_view::npos) return 1;
-  if (name.find("StreamEndCapture") != std::string_view::npos) return 2;
-  return 0;
 }
 
 inline CopyKind copy_kind(std::uint8_t k) noexcept {
