@@ -18,5 +18,6 @@ endif()
 # the activity kinds the report collects and nothing else (cupti_floor.cpp; cupti.sh's floor mode).
 if(TARGET nsightkit::cupti AND TARGET CUDA::cupti)
   add_library(nsightkit_cupti_floor MODULE cupti_floor.cpp)
+  target_include_directories(nsightkit_cupti_floor PRIVATE ${PROJECT_SOURCE_DIR}/include)
   target_link_libraries(nsightkit_cupti_floor PRIVATE CUDA::cupti nsightkit_warnings)
 endif()

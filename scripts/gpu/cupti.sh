@@ -74,7 +74,8 @@ if [ "${CUPTI_SKIP_COST:-0}" = 1 ]; then gpu_finish; fi
 # The same run with the report off, with CUPTI on every step, and with CUPTI in captured mode
 # (collection only during the capture window's steps); COST_ROUNDS rounds (default 2) of
 # COST_MODES (default "off all captured"; "floor" adds CUPTI's collection without nsightkit,
-# "cpu" the report with no GPU source),
+# "floor_cb" that plus empty callbacks on the calls the report watches, "cpu" the report with no
+# GPU source),
 # alternating; COST_RESNET_STEPS (default 60) resnet_training steps per run.
 for round in $(seq 1 "${COST_ROUNDS:-2}"); do
   for mode in ${COST_MODES:-off all captured}; do
@@ -83,9 +84,10 @@ for round in $(seq 1 "${COST_ROUNDS:-2}"); do
     inject=()
     case $mode in
       off) spec=off ;;
-      floor)
+      floor | floor_cb)
         spec=off
         inject=(env "CUDA_INJECTION64_PATH=$build/bench/libnsightkit_cupti_floor.so")
+        [ "$mode" = floor_cb ] && inject+=("NSIGHTKIT_CUPTI_FLOOR_CALLBACKS=1")
         ;;
       cpu) spec="table=$dir/cost-resnet-$mode.txt,gpu=off" ;;
       all) spec="table=$dir/cost-resnet-$mode.txt,gpu=cupti" ;;
@@ -94,9 +96,9 @@ for round in $(seq 1 "${COST_ROUNDS:-2}"); do
     step --tail 2 "cost-resnet-$mode-$round" "${inject[@]}" "$resnet" --device cuda \
       --steps "${COST_RESNET_STEPS:-60}" --warmup 10 --report "$spec"
     say "cost resnet $mode round $round: $(grep -h 'throughput:' "$dir/cost-resnet-$mode-$round.log" || true)"
-    [ "$mode" = floor ] && say "  $(grep -h 'cupti_floor:' "$dir/cost-resnet-$mode-$round.log" || echo 'cupti_floor: no records line: the injection did not run')"
+    [ "${mode#floor}" != "$mode" ] && say "  $(grep -h 'cupti_floor:' "$dir/cost-resnet-$mode-$round.log" || echo 'cupti_floor: no records line: the injection did not run')"
     case $mode in
-      off | floor) spec=off ;;
+      off | floor | floor_cb) spec=off ;;
       cpu) spec="table=$dir/cost-detr-$mode.txt,gpu=off" ;;
       all) spec="table=$dir/cost-detr-$mode.txt,gpu=cupti" ;;
       captured) spec="captured,table=$dir/cost-detr-$mode.txt,gpu=cupti" ;;
