@@ -7,6 +7,7 @@
 // launch callback makes (note_launch); CUPTI's own callback dispatch is not in them.
 #include <nsightkit/detail/report/clock.hpp>
 #include <nsightkit/detail/report/gpu_attribution.hpp>
+#include <nsightkit/detail/report/owner_lock.hpp>
 #include <nsightkit/report.hpp>
 
 #include <cstdint>
@@ -61,6 +62,31 @@ void BM_steady_clock(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(nsightkit::detail::report::steady_now());
 }
 BENCHMARK(BM_steady_clock);
+
+// The lock a range takes twice on its own thread's data: the owner's side of the report's lock
+// (no locked instruction where membarrier is ready), against the spin lock it replaced.
+void BM_thread_lock_owner(benchmark::State& state) {
+  nsightkit::detail::report::OwnerLock lock;
+  int i = 0;
+  for (auto _ : state) {
+    lock.lock_owner();
+    benchmark::DoNotOptimize(++i);
+    lock.unlock_owner();
+  }
+  state.SetLabel(lock.asymmetric() ? "asymmetric" : "spin: membarrier not ready");
+}
+BENCHMARK(BM_thread_lock_owner);
+
+void BM_thread_lock_spin(benchmark::State& state) {
+  nsightkit::detail::report::OwnerLock lock{false};
+  int i = 0;
+  for (auto _ : state) {
+    lock.lock_owner();
+    benchmark::DoNotOptimize(++i);
+    lock.unlock_owner();
+  }
+}
+BENCHMARK(BM_thread_lock_spin);
 
 void BM_range_report_off(benchmark::State& state) {
   nsightkit::Report::disable();

@@ -5,6 +5,7 @@
 nsightkit_add_test(test_report SOURCES report/test_report.cpp NO_RECORDER)
 nsightkit_add_test(test_report_threads SOURCES report/test_report_threads.cpp NO_RECORDER LABELS tsan)
 nsightkit_add_test(test_report_clock SOURCES report/test_report_clock.cpp NO_RECORDER LABELS tsan)
+nsightkit_add_test(test_owner_lock SOURCES report/test_owner_lock.cpp NO_RECORDER LABELS tsan)
 
 if(NSIGHTKIT_DISABLE)
   set(_nsk_report_mode disabled)

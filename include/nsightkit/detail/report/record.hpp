@@ -121,7 +121,7 @@ inline void Sink::on_push(RangeBegin const& b) noexcept {
   bool const counted = counting(s_);
   bool const step = b.attributes != nullptr && is_step_range(*b.attributes);
   GpuContext const gpu = current_gpu;
-  SpinGuard lock{td->lock};
+  OwnerGuard lock{td->lock};
   NSIGHTKIT_DETAIL_TRY {
     sync_stack(s_, *td);
     Frame f;
@@ -158,7 +158,7 @@ inline void Sink::on_pop(char const* domain) noexcept {
   std::int64_t const now = s_.now();
   ThreadData* td = thread_data(s_);
   if (td == nullptr) return;
-  SpinGuard lock{td->lock};
+  OwnerGuard lock{td->lock};
   NSIGHTKIT_DETAIL_TRY {
     if (!sync_stack(s_, *td)) return;
     // Push/pop nest per domain: the innermost open frame of this domain ends. A pop whose push
@@ -237,7 +237,7 @@ inline void Sink::on_mark(RangeBegin const& b) noexcept {
   std::int64_t const now = s_.now();
   ThreadData* td = thread_data(s_);
   if (td == nullptr) return;
-  SpinGuard lock{td->lock};
+  OwnerGuard lock{td->lock};
   NSIGHTKIT_DETAIL_TRY {
     std::string k = key(b.domain, b.name);
     auto it = td->mark_index.find(k);
@@ -274,7 +274,7 @@ inline void Sink::on_mark(RangeBegin const& b) noexcept {
 inline void Sink::on_thread_name(std::string_view name) noexcept {
   ThreadData* td = thread_data(s_);
   if (td == nullptr) return;
-  SpinGuard lock{td->lock};
+  OwnerGuard lock{td->lock};
   NSIGHTKIT_DETAIL_TRY { td->name.assign(name.data(), name.size()); }
   NSIGHTKIT_DETAIL_CATCH(...) {}
 }

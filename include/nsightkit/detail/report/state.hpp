@@ -2,9 +2,10 @@
 // path nodes ranges aggregate into, and the locks that guard them.
 //
 // Concurrency. Each recording thread owns a ThreadData (found through a thread_local pointer) with
-// its own small spin lock: the owner takes it once per push and once per pop, uncontended; the
-// reporting thread takes it only while copying that thread's data. Process-wide locks are taken
-// only when a thread records for the first time, for start/end ranges, and by enable/disable.
+// its own lock (owner_lock.hpp): the owner takes it once per push and once per pop, without a
+// locked instruction; the reporting thread takes it only while copying that thread's data.
+// Process-wide locks are taken only when a thread records for the first time, for start/end
+// ranges, and by enable/disable.
 // ThreadData and the State are never freed (a thread that exits keeps its data; ranges emitted
 // from static destructors after the final report land in valid memory).
 //
@@ -16,6 +17,7 @@
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/report/clock.hpp>
 #include <nsightkit/detail/report/gpu_source.hpp>
+#include <nsightkit/detail/report/owner_lock.hpp>
 #include <nsightkit/detail/report/stats.hpp>
 #include <nsightkit/detail/report/step_series.hpp>
 #include <nsightkit/detail/sinks.hpp>
@@ -38,32 +40,6 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::report {
 
 inline constexpr std::uint32_t no_node = 0xFFFFFFFFu;
-
-/// A test-and-test-and-set lock: one atomic exchange to take it uncontended.
-class SpinLock {
- public:
-  void lock() noexcept {
-    while (flag_.exchange(true, std::memory_order_acquire)) {
-      while (flag_.load(std::memory_order_relaxed)) std::this_thread::yield();
-    }
-  }
-  void unlock() noexcept { flag_.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool> flag_{false};
-};
-
-/// Holds a SpinLock for a scope.
-class SpinGuard {
- public:
-  explicit SpinGuard(SpinLock& l) noexcept : l_{l} { l_.lock(); }
-  ~SpinGuard() { l_.unlock(); }
-  SpinGuard(SpinGuard const&) = delete;
-  SpinGuard& operator=(SpinGuard const&) = delete;
-
- private:
-  SpinLock& l_;
-};
 
 /// One distinct path of a thread: (parent, domain, name).
 struct Node {
@@ -212,7 +188,7 @@ struct GpuTrack {
 /// Everything one thread records. Fields below `lock` are guarded by it; `stack` and
 /// `stack_generation` belong to the owning thread alone.
 struct ThreadData {
-  SpinLock lock;
+  OwnerLock lock;
   std::uint32_t tid{0};
   std::size_t index{0};
   std::atomic<bool> exited{false};
