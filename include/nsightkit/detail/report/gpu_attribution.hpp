@@ -406,7 +406,8 @@ class AttributionSource : public GpuSource {
       SpinGuard lock{td.lock};
       auto* t = static_cast<AttributionThread*>(td.gpu[cupti_slot].get());
       if (t == nullptr) return;
-      closed.swap(t->closed);
+      closed.assign(t->closed.begin(), t->closed.end());  // not swapped: the recording
+      t->closed.clear();  // thread keeps its capacity, so its next ranges do not allocate
       open = t->open;
       seq = t->seq.load(std::memory_order_relaxed);
       generation = td.generation;

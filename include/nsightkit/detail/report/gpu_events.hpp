@@ -83,7 +83,7 @@ class EventsSource final : public GpuSource {
   [[nodiscard]] char const* name() const noexcept override { return "events"; }
 
   void begin(State& s, ThreadData& td, Frame& f, GpuContext const& ctx) override {
-    if (stopped() || ctx.events == nullptr) return;
+    if (ctx.events == nullptr || stopped()) return;  // most ranges: no stream declared
     std::size_t const depth_limit = s.gpu_depth.load(std::memory_order_relaxed);
     if (depth_limit != 0 && f.depth > depth_limit) return;
     EventApi const& api = *ctx.events;

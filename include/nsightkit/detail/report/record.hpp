@@ -37,13 +37,20 @@ inline bool same_domain(Node const& n, char const* domain) noexcept {
   return n.domain_key == domain || n.domain == domain;
 }
 
+/// Lengths first, then the bytes: std::string's operator== with a string_view goes through
+/// compare(), several times the instructions for the short names ranges have.
+inline bool same_name(Node const& n, std::string_view name) noexcept {
+  return n.name.size() == name.size() &&
+         (name.empty() || std::memcmp(n.name.data(), name.data(), name.size()) == 0);
+}
+
 /// The node of path (parent, domain, name), created on first sight. Under the lock.
 inline std::uint32_t find_node(State& s, ThreadData& td, std::uint32_t parent, char const* domain,
                                std::string_view name) {
   std::uint64_t const h = path_hash(parent, name);
   std::uint32_t found = td.index_by_path.find(h, [&](std::uint32_t i) {
     Node const& n = td.nodes[i];
-    return n.parent == parent && n.name == name && same_domain(n, domain);
+    return n.parent == parent && same_name(n, name) && same_domain(n, domain);
   });
   if (found != no_node) return found;
   if (td.nodes.size() >= s.max_paths.load(std::memory_order_relaxed)) {
@@ -95,7 +102,7 @@ inline std::uint32_t child_node(State& s, ThreadData& td, RangeBegin const& b, F
                               : parent < n        ? td.nodes[parent].first_hint
                               : parent == no_node ? td.root_first_hint
                                                   : no_node;
-  if (guess < n && td.nodes[guess].parent == parent && td.nodes[guess].name == b.name &&
+  if (guess < n && td.nodes[guess].parent == parent && same_name(td.nodes[guess], b.name) &&
       same_domain(td.nodes[guess], b.domain)) {
     return guess;
   }
@@ -176,7 +183,7 @@ inline void Sink::on_pop(char const* domain) noexcept {
       std::rotate(td->stack.begin() + static_cast<std::ptrdiff_t>(i - 1),
                   td->stack.begin() + static_cast<std::ptrdiff_t>(i), td->stack.end());
     }
-    Frame const f = td->stack.back();
+    Frame const& f = td->stack.back();  // popped at the end: nothing below pushes a frame
     GpuSource* const src = s_.source.load(std::memory_order_relaxed);
     if (f.counted) {
       std::int64_t const dur = now > f.start ? now - f.start : 0;
@@ -209,10 +216,10 @@ inline void Sink::on_pop(char const* domain) noexcept {
       if (f.gpu != no_node && src != nullptr) src->end(s_, *td, f);
     }
     if (f.label != no_node && f.label + 1 == td->open_labels.size()) td->open_labels.pop_back();
+    bool const child = !f.step && f.aggregated;
+    std::uint32_t const node = f.node;
     td->stack.pop_back();
-    if (!f.step && f.aggregated) {
-      (td->stack.empty() ? td->root_last_child : td->stack.back().last_child) = f.node;
-    }
+    if (child) (td->stack.empty() ? td->root_last_child : td->stack.back().last_child) = node;
     if (td->stack.empty()) {  // drop slots left behind by frames that ended out of order
       td->open_labels.clear();
       if (src != nullptr) src->drop_open(s_, *td);
