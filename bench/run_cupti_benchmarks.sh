@@ -3,19 +3,30 @@
 # activity, activity_api, activity_drv, activity_ts, cb_runtime, cb_driver, cb_both, nsightkit, none, ...), and
 # prints microseconds per launch per mode with each mode's paired difference against kernel
 # activity alone, and what the modes found (correlation ids, buffer threads, timestamp calls).
-# usage: [ROUNDS=N] [MODES="a b ..."] [MIN_TIME=seconds] [CPUS=list]
+# usage: [ROUNDS=N] [MODES="a b ..."] [MIN_TIME=seconds] [CPUS=list] [BASELINE_BIN=path]
 #        bench/run_cupti_benchmarks.sh <build dir> <output dir>
 # CPUS (taskset's list, e.g. 2-5) keeps every process on the same cores, so rounds differ less.
+# BASELINE_BIN: another bench_cupti (say, built from an earlier commit) whose nsightkit mode runs
+# as mode "baseline" in the same rounds, so a change to nsightkit is measured against it.
 set -euo pipefail
 build=$1 out=$2
 bin="$build/bench/bench_cupti"
 mkdir -p "$out"
 modes=${MODES:-none activity activity_api activity_drv activity_ts cb_runtime cb_driver cb_both nsightkit}
+if [ -n "${BASELINE_BIN:-}" ]; then
+  [ -x "$BASELINE_BIN" ] || { echo "BASELINE_BIN=$BASELINE_BIN is not an executable" >&2; exit 2; }
+  case " $modes " in *" baseline "*) ;; *) modes="$modes baseline" ;; esac
+fi
 pin=()
 [ -n "${CPUS:-}" ] && pin=(taskset -c "$CPUS")
 for round in $(seq 1 "${ROUNDS:-3}"); do
   for mode in $modes; do
-    NSK_CUPTI_MODE=$mode "${pin[@]}" "$bin" --benchmark_min_time="${MIN_TIME:-1.0}" \
+    run_bin=$bin run_mode=$mode
+    if [ "$mode" = baseline ]; then
+      [ -n "${BASELINE_BIN:-}" ] || { echo "mode 'baseline' needs BASELINE_BIN" >&2; exit 2; }
+      run_bin=$BASELINE_BIN run_mode=nsightkit
+    fi
+    NSK_CUPTI_MODE=$run_mode "${pin[@]}" "$run_bin" --benchmark_min_time="${MIN_TIME:-1.0}" \
       --benchmark_format=json --benchmark_out="$out/$mode.$round.json" \
       --benchmark_out_format=json >/dev/null 2>"$out/$mode.$round.err"
   done
@@ -58,6 +69,10 @@ for name, by in per.items():
             d = [a - b for a, b in zip(v, by[base])]
             lo, hi = quartiles(d)
             line += f"   vs {base}: {statistics.median(d):+.2f} (quartiles {lo:+.2f} to {hi:+.2f})"
+        if m == "nsightkit" and "baseline" in by:
+            d = [a - b for a, b in zip(v, by["baseline"])]
+            lo, hi = quartiles(d)
+            line += f"   vs baseline: {statistics.median(d):+.2f} ({lo:+.2f} to {hi:+.2f})"
         print(line)
 print(f"(microseconds per launch: median of {rounds} rounds, min-max in parentheses; 'vs "
       "activity': median over rounds of the mode minus kernel activity alone in the same round)")
