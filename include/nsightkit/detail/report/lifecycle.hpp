@@ -176,6 +176,9 @@ inline State* state_create() noexcept {
     std::lock_guard<std::mutex> lock{create_mutex};
     if (State* s = state()) return s;
     if (!claim_process()) return nullptr;
+    // Registering for membarrier (owner_lock.hpp) waits for an RCU grace period once the process
+    // has threads, several milliseconds: here, at enable, not at some thread's first range.
+    (void)membarrier_ready();
     auto* s = new State{};  // leaked on purpose: ranges may end during static destruction
 #if !defined(_WIN32)
     (void)::pthread_atfork(&fork_prepare, &fork_parent, &fork_child);
