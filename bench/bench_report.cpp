@@ -65,26 +65,25 @@ BENCHMARK(BM_steady_clock);
 
 // The lock a range takes twice on its own thread's data: the owner's side of the report's lock
 // (no locked instruction where membarrier is ready), against the spin lock it replaced.
-void BM_thread_lock_owner(benchmark::State& state) {
-  nsightkit::detail::report::OwnerLock lock;
+void lock_pairs(benchmark::State& state, nsightkit::detail::report::OwnerLock& lock) {
   int i = 0;
   for (auto _ : state) {
     lock.lock_owner();
     benchmark::DoNotOptimize(++i);
     lock.unlock_owner();
   }
+}
+
+void BM_thread_lock_owner(benchmark::State& state) {
+  nsightkit::detail::report::OwnerLock lock;
+  lock_pairs(state, lock);
   state.SetLabel(lock.asymmetric() ? "asymmetric" : "spin: membarrier not ready");
 }
 BENCHMARK(BM_thread_lock_owner);
 
 void BM_thread_lock_spin(benchmark::State& state) {
   nsightkit::detail::report::OwnerLock lock{false};
-  int i = 0;
-  for (auto _ : state) {
-    lock.lock_owner();
-    benchmark::DoNotOptimize(++i);
-    lock.unlock_owner();
-  }
+  lock_pairs(state, lock);
 }
 BENCHMARK(BM_thread_lock_spin);
 

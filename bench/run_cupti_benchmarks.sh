@@ -16,16 +16,15 @@ modes=${MODES:-none activity activity_api activity_drv activity_ts cb_runtime cb
 if [ -n "${BASELINE_BIN:-}" ]; then
   [ -x "$BASELINE_BIN" ] || { echo "BASELINE_BIN=$BASELINE_BIN is not an executable" >&2; exit 2; }
   case " $modes " in *" baseline "*) ;; *) modes="$modes baseline" ;; esac
+else
+  case " $modes " in *" baseline "*) echo "mode 'baseline' needs BASELINE_BIN" >&2; exit 2 ;; esac
 fi
 pin=()
 [ -n "${CPUS:-}" ] && pin=(taskset -c "$CPUS")
 for round in $(seq 1 "${ROUNDS:-3}"); do
   for mode in $modes; do
     run_bin=$bin run_mode=$mode
-    if [ "$mode" = baseline ]; then
-      [ -n "${BASELINE_BIN:-}" ] || { echo "mode 'baseline' needs BASELINE_BIN" >&2; exit 2; }
-      run_bin=$BASELINE_BIN run_mode=nsightkit
-    fi
+    [ "$mode" = baseline ] && run_bin=$BASELINE_BIN run_mode=nsightkit
     NSK_CUPTI_MODE=$run_mode "${pin[@]}" "$run_bin" --benchmark_min_time="${MIN_TIME:-1.0}" \
       --benchmark_format=json --benchmark_out="$out/$mode.$round.json" \
       --benchmark_out_format=json >/dev/null 2>"$out/$mode.$round.err"

@@ -67,6 +67,31 @@ void exclusion(nd::OwnerLock& lock) {
   CHECK(shared.b == expected);
 }
 
+using Side = void (nd::OwnerLock::*)() noexcept;
+
+// A second thread takes `lock` with `hold`, writes `first`, waits 30 ms, writes `second` and
+// leaves with `release`; once it is inside, this thread takes the lock with `take` and returns
+// the value it reads there.
+int read_after_wait(nd::OwnerLock& lock, Side hold, Side release, Side take, Side give, int first,
+                    int second) {
+  int value = 0;
+  std::atomic<bool> inside{false};
+  std::thread holder{[&] {
+    (lock.*hold)();
+    inside = true;
+    value = first;
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    value = second;
+    (lock.*release)();
+  }};
+  while (!inside) std::this_thread::yield();
+  (lock.*take)();
+  int const seen = value;
+  (lock.*give)();
+  holder.join();
+  return seen;
+}
+
 }  // namespace
 
 TEST_CASE("an owner lock is asymmetric exactly where membarrier is ready") {
@@ -95,43 +120,12 @@ TEST_CASE("each side of an owner lock waits for the other to leave") {
     if (asymmetric && !nd::membarrier_ready()) continue;
     INFO("asymmetric: " << asymmetric);
     nd::OwnerLock lock{asymmetric};
-    int value = 0;
-    std::atomic<bool> inside{false};
-
     // Another thread holds it: the owner waits, then sees everything it wrote.
-    std::thread other{[&] {
-      lock.lock();
-      inside = true;
-      value = 1;
-      std::this_thread::sleep_for(std::chrono::milliseconds(30));
-      value = 2;
-      lock.unlock();
-    }};
-    while (!inside) std::this_thread::yield();
-    lock.lock_owner();
-    int const seen_by_owner = value;
-    value = 3;
-    lock.unlock_owner();
-    other.join();
-    CHECK(seen_by_owner == 2);
-
+    CHECK(read_after_wait(lock, &nd::OwnerLock::lock, &nd::OwnerLock::unlock,
+                          &nd::OwnerLock::lock_owner, &nd::OwnerLock::unlock_owner, 1, 2) == 2);
     // The owner holds it: another thread waits, then sees everything it wrote.
-    inside = false;
-    int seen_by_other = 0;
-    std::thread owner{[&] {
-      lock.lock_owner();
-      inside = true;
-      value = 4;
-      std::this_thread::sleep_for(std::chrono::milliseconds(30));
-      value = 5;
-      lock.unlock_owner();
-    }};
-    while (!inside) std::this_thread::yield();
-    lock.lock();
-    seen_by_other = value;
-    lock.unlock();
-    owner.join();
-    CHECK(seen_by_other == 5);
+    CHECK(read_after_wait(lock, &nd::OwnerLock::lock_owner, &nd::OwnerLock::unlock_owner,
+                          &nd::OwnerLock::lock, &nd::OwnerLock::unlock, 4, 5) == 5);
   }
 }
 

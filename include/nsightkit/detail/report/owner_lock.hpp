@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #if defined(__linux__) && defined(__has_include)
@@ -138,16 +139,7 @@ class OwnerLock {
 };
 
 /// Holds an OwnerLock for a scope, from a thread that is not its owner (or the owner outside).
-class SpinGuard {
- public:
-  explicit SpinGuard(OwnerLock& l) noexcept : l_{l} { l_.lock(); }
-  ~SpinGuard() { l_.unlock(); }
-  SpinGuard(SpinGuard const&) = delete;
-  SpinGuard& operator=(SpinGuard const&) = delete;
-
- private:
-  OwnerLock& l_;
-};
+using SpinGuard = std::lock_guard<OwnerLock>;
 
 /// Holds an OwnerLock for a scope, from its owner.
 class OwnerGuard {
