@@ -223,6 +223,7 @@ class CaptureWindow {
     if (capturing_.load(std::memory_order_acquire)) {
       stop_capture(next_step_.load(std::memory_order_acquire) - 1, false);
     }
+    if (armed_.load(std::memory_order_acquire)) disarm();
 #endif
   }
 
@@ -345,6 +346,7 @@ class CaptureWindow {
     s.open_ = true;
 #if NSIGHTKIT_ENABLED
     detail::capture_state.last_step.store(n, std::memory_order_release);
+    if (s.phase_ == CapturePhase::warmup && !armed_.load(std::memory_order_acquire)) arm();
     if (s.phase_ == CapturePhase::active && schedule_.starts_window(n)) start_capture(n);
     static constexpr Attributes step_attributes{detail::step_category()};
     s.range_ = detail::emit_formatted<DefaultDomain, detail::Op::push>(
@@ -390,6 +392,10 @@ class CaptureWindow {
   static void add_message(Edge& edge, std::string const& what, char const* consequence) noexcept;
   void start_capture(std::int64_t first) noexcept;
   void stop_capture(std::int64_t last, bool complete) noexcept;
+  /// Warm-up steps began: tells in-process consumers to start collection that starts slowly.
+  void arm() noexcept;
+  /// Closed while armed: the warm-up's collection is no longer wanted.
+  void disarm() noexcept;
   /// Diagnostics first, then callbacks; outside the lock, so callbacks may use windows.
   void deliver(Edge const& edge) noexcept;
 
@@ -410,6 +416,7 @@ class CaptureWindow {
   bool use_profiler_api_{false};
   bool use_nvtx_{false};
   std::atomic<bool> capturing_{false};
+  std::atomic<bool> armed_{false};  // in warm-up steps, counted in capture_state.armed_windows
   std::int64_t window_first_{0};
   std::optional<UniqueRange> nvtx_window_{};  // engaged while the NVTX window range is open
   std::vector<CaptureCallback> on_start_{};

@@ -375,6 +375,84 @@ TEST_CASE("the capture state follows the window: active_windows and last_step") 
   }
 }
 
+namespace {
+std::vector<bool>* listened = nullptr;
+void listen(bool active) noexcept { listened->push_back(active); }
+
+/// Records the capture listener's calls while alive; restores the previous listener.
+struct ListenerProbe {
+  std::vector<bool> calls;
+  nsk::detail::CaptureListener previous;
+  ListenerProbe() : previous{nsk::detail::capture_state.listener.exchange(&listen)} {
+    listened = &calls;
+  }
+  ~ListenerProbe() {
+    nsk::detail::capture_state.listener.store(previous);
+    listened = nullptr;
+  }
+  ListenerProbe(ListenerProbe const&) = delete;
+  ListenerProbe& operator=(ListenerProbe const&) = delete;
+};
+}  // namespace
+
+TEST_CASE("a window is armed during its warm-up steps, so collection can start before them") {
+  ScopedEnv clean{"NSIGHTKIT_CAPTURE", nullptr};
+  auto& state = nsk::detail::capture_state;
+  REQUIRE(state.armed_windows.load() == 0);
+  RecordingBackend b;
+  std::vector<std::string> diagnostics;
+  ListenerProbe probe;
+  SECTION("wait, warm-up, active, twice: armed in each warm-up, then active") {
+    CaptureWindow w{CaptureSchedule{1, 2, 1, 2}, options_for(b, diagnostics)};
+    std::vector<int> armed;
+    std::vector<bool> wanted;
+    for (int i = 0; i < 9; ++i) {  // cycles: steps 0-3 and 4-7 (wait, warmup x2, active); 8 done
+      auto step = w.step();
+      armed.push_back(state.armed_windows.load());
+      wanted.push_back(nsk::detail::capture_wanted());
+      CHECK_FALSE((nsk::detail::capture_active() && state.armed_windows.load() != 0));
+    }
+    CHECK(state.armed_windows.load() == 0);
+    if constexpr (on) {
+      CHECK(armed == std::vector<int>{0, 1, 1, 0, 0, 1, 1, 0, 0});
+      CHECK(wanted == std::vector<bool>{false, true, true, true, false, true, true, true, false});
+      // Armed (true), started (true), stopped (false), per cycle: one call per edge.
+      CHECK(probe.calls == std::vector<bool>{true, true, false, true, true, false});
+    } else {
+      CHECK(armed == std::vector<int>(9, 0));
+      CHECK(probe.calls.empty());
+    }
+  }
+  SECTION("closed during its warm-up: disarmed, and the listener is told") {
+    CaptureWindow w{CaptureSchedule{0, 3, 1}, options_for(b, diagnostics)};
+    { auto step = w.step(); }
+    CHECK(state.armed_windows.load() == (on ? 1 : 0));
+    w.close();
+    CHECK(state.armed_windows.load() == 0);
+    CHECK_FALSE(nsk::detail::capture_wanted());
+    if constexpr (on) CHECK(probe.calls == std::vector<bool>{true, false});
+    { auto step = w.step(); }  // closed: off, never armed again
+    CHECK(state.armed_windows.load() == 0);
+  }
+  SECTION("destroyed during its warm-up: disarmed") {
+    {
+      CaptureWindow w{CaptureSchedule{0, 2, 1}, options_for(b, diagnostics)};
+      auto step = w.step();
+      CHECK(state.armed_windows.load() == (on ? 1 : 0));
+    }
+    CHECK(state.armed_windows.load() == 0);
+  }
+  SECTION("no warm-up steps: never armed") {
+    CaptureWindow w{CaptureSchedule{1, 0, 1}, options_for(b, diagnostics)};
+    for (int i = 0; i < 3; ++i) {
+      auto step = w.step();
+      CHECK(state.armed_windows.load() == 0);
+    }
+    if constexpr (on) CHECK(probe.calls == std::vector<bool>{true, false});
+  }
+  CHECK(diagnostics.empty());
+}
+
 TEST_CASE(
     "backend choice: NVTX only or profiler only or no synchronization or a custom range name") {
   ScopedEnv clean{"NSIGHTKIT_CAPTURE", nullptr};

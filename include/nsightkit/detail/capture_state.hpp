@@ -4,7 +4,9 @@
 // - A capture-window step range carries Category{step_category_id, step_category_name}; consumers
 //   treat such ranges as step boundaries (not as path components).
 // - capture_state says whether a capture window is currently active (between the profiler's start
-//   and stop, or the NVTX window range), so a consumer can aggregate captured steps only.
+//   and stop, or the NVTX window range), so a consumer can aggregate captured steps only, and
+//   whether one is armed (in the warm-up steps before its active ones), so a consumer can start
+//   costly collection early and pay its start-up outside the captured steps.
 #pragma once
 
 #include <nsightkit/attributes.hpp>
@@ -31,14 +33,16 @@ inline bool is_step_range(Attributes const& a) noexcept {
   return a.has_category() && a.category().id() == step_category_id;
 }
 
-/// Told when the first window becomes active (true) and when the last active one stops (false),
-/// outside the windows' locks. The report uses it to collect GPU activity only during captured
-/// steps (captured mode) and to settle GPU work at a window's end.
+/// Told when a window is armed or the first window becomes active (true), and when the last
+/// active one stops or an armed one closes without starting (false), outside the windows' locks.
+/// The report uses it to collect GPU activity only during warm-up and captured steps (captured
+/// mode) and to settle GPU work at a window's end; capture_wanted() says what is wanted now.
 using CaptureListener = void (*)(bool active) noexcept;
 
 /// Process-wide capture status, written by CaptureWindow, read by consumers.
 struct CaptureState {
   std::atomic<int> active_windows{0};              ///< windows currently in their active phase
+  std::atomic<int> armed_windows{0};               ///< windows in warm-up steps before active ones
   std::atomic<std::int64_t> last_step{-1};         ///< number of the most recent step begun
   std::atomic<CaptureListener> listener{nullptr};  ///< the report's, when it runs
 };
@@ -53,6 +57,11 @@ inline void capture_notify(bool active) noexcept {
 /// True while at least one capture window is active.
 inline bool capture_active() noexcept {
   return capture_state.active_windows.load(std::memory_order_acquire) > 0;
+}
+
+/// True while a window is active or armed: collection that starts slowly should be running.
+inline bool capture_wanted() noexcept {
+  return capture_active() || capture_state.armed_windows.load(std::memory_order_acquire) > 0;
 }
 
 }  // namespace detail

@@ -142,6 +142,10 @@ NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::start_capture(std::int64_t first) no
     capturing_.store(true, std::memory_order_release);
     edge.first_active =
         detail::capture_state.active_windows.fetch_add(1, std::memory_order_acq_rel) == 0;
+    // Disarmed after the count above, so a reader never sees the window neither armed nor active.
+    if (armed_.exchange(false, std::memory_order_acq_rel)) {
+      detail::capture_state.armed_windows.fetch_sub(1, std::memory_order_acq_rel);
+    }
     detail::capture::link(link_);
     detail::capture::install_exit_handler();
     std::int64_t const last = first > std::numeric_limits<std::int64_t>::max() - schedule_.active
@@ -185,6 +189,28 @@ NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::stop_capture(std::int64_t last,
     edge.stopped = true;
   }
   deliver(edge);
+}
+
+NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::arm() noexcept {
+  {
+    std::lock_guard<std::mutex> lock{detail::capture::registry.mutex};
+    if (closed_.load(std::memory_order_acquire) || capturing_.load(std::memory_order_acquire) ||
+        armed_.load(std::memory_order_acquire)) {
+      return;
+    }
+    armed_.store(true, std::memory_order_release);
+    detail::capture_state.armed_windows.fetch_add(1, std::memory_order_acq_rel);
+  }
+  detail::capture_notify(true);
+}
+
+NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::disarm() noexcept {
+  {
+    std::lock_guard<std::mutex> lock{detail::capture::registry.mutex};
+    if (!armed_.exchange(false, std::memory_order_acq_rel)) return;
+    detail::capture_state.armed_windows.fetch_sub(1, std::memory_order_acq_rel);
+  }
+  detail::capture_notify(false);
 }
 
 NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::deliver(Edge const& edge) noexcept {
