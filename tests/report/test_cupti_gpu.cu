@@ -2,10 +2,12 @@
 // that launched it, on any stream, from any thread, inside cuBLAS and graph launches; busy is the
 // union of the intervals (concurrent kernels once), serial kernels make busy equal their summed
 // time; device allocations per range; a thread launching outside any range on a stream a range
-// made current. Spin kernels wait on the GPU's global timer, so their
+// made current; in captured mode, collection from the warm-up step on with only captured steps
+// counted. Spin kernels wait on the GPU's global timer, so their
 // lengths do not depend on clocks.
 #include "gpu/gpu_support.cuh"
 
+#include <nsightkit/capture.hpp>
 #include <nsightkit/cuda_check.hpp>
 #include <nsightkit/cupti.hpp>
 #include <nsightkit/report.hpp>
@@ -303,4 +305,42 @@ TEST_CASE("device memory allocated inside a range is charged to it") {
   REQUIRE(w.allocated_bytes == bytes);
   REQUIRE(w.freed_bytes == bytes);
   REQUIRE(w.peak_bytes == bytes);
+}
+
+TEST_CASE("captured mode: CUPTI collects from the warm-up step on, counting captured steps only") {
+  Stream a;
+  Report::disable();
+  Report::reset();
+  nsightkit::ReportOptions o;
+  o.table.clear();
+  o.at_exit = false;
+  o.gpu_source = nsightkit::GpuSourceKind::cupti;
+  o.captured_only = true;
+  REQUIRE(Report::enable(o));
+  nsightkit::CaptureOptions co;
+  co.backends = nsightkit::CaptureBackend::nvtx_range;
+  co.synchronize_before_stop = true;
+  // Steps: 0 wait, 1 warm-up (CUPTI collects, nothing counts), 2-3 active, 4 done.
+  nsightkit::CaptureWindow window{nsightkit::CaptureSchedule{1, 1, 2}, co};
+  for (int i = 0; i < 5; ++i) {
+    auto step = window.step();
+    ScopedRange r{"forward"};
+    for (int k = 0; k < 3; ++k) spin<<<1, 1, 0, a.s>>>(20 * us);
+    void* p = nullptr;
+    NSIGHTKIT_CUDA_CHECK(cudaMalloc(&p, 4096));
+    NSIGHTKIT_CUDA_CHECK(cudaFree(p));
+  }
+  window.close();
+  auto const snap = Report::snapshot();
+  REQUIRE(snap.gpu.source == "cupti");
+  auto const& w = work(snap, "forward");
+  CHECK(snap.find("forward")->cpu.count == 2);
+  CHECK(w.kernels == 6);  // the two captured steps' kernels, not the warm-up step's
+  CHECK(w.allocations == 2);
+  REQUIRE(snap.gpu.devices.size() == 1);
+  CHECK(snap.gpu.devices[0].kernels == 6);  // the warm-up's work is in no total either
+  CHECK(snap.gpu.records_unattributed == 0);
+  CHECK(snap.gpu.records_dropped == 0);
+  Report::disable();
+  Report::reset();
 }

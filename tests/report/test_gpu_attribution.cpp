@@ -291,6 +291,38 @@ TEST_CASE("captured mode: GPU activity is collected only in captured steps, sett
   REQUIRE(snap.find("forward")->work.kernels == 2);
 }
 
+TEST_CASE("captured mode: collection starts at the warm-up steps, whose work is not counted") {
+  Session session{true};
+  nsightkit::CaptureOptions co;
+  co.backends = nsightkit::CaptureBackend::nvtx_range;
+  // Steps: 0 wait, 1-2 warm-up, 3-4 active, 5 done.
+  nsightkit::CaptureWindow window{nsightkit::CaptureSchedule{1, 2, 2}, co};
+  std::vector<bool> active;
+  for (int i = 0; i < 6; ++i) {
+    auto step = window.step();
+    active.push_back(fake->active);
+    ScopedRange r{"forward"};
+    std::uint32_t const id = fake->launch(0);
+    fake->kernel(id, 1, 1000 * i, 1000 * i + 10);
+    fake->memory(fake->launch(0), true, 0x1000u + static_cast<unsigned>(i), 64, 1000 * i);
+    fake->arrive();  // warm-up work arrives while collection runs, before the window
+  }
+  // Collecting from the first warm-up step to the window's end, so CUPTI's start-up (enabling
+  // collection costs the next launches of every kernel) falls on steps that are not measured.
+  CHECK(active == std::vector<bool>{false, true, true, true, true, false});
+  REQUIRE_FALSE(fake->active);
+  auto const snap = Report::snapshot();
+  REQUIRE(snap.find("forward")->cpu.count == 2);
+  CHECK(snap.find("forward")->work.kernels == 2);
+  CHECK(snap.find("forward")->work.allocations == 2);
+  // The warm-up steps' kernels and allocations (and the other steps', which CUPTI would not
+  // have recorded) count nowhere: not in the device totals, not as unattributed.
+  CHECK(snap.gpu.records == 4);
+  CHECK(snap.gpu.records_unattributed == 0);
+  REQUIRE(snap.gpu.devices.size() == 1);
+  CHECK(snap.gpu.devices[0].kernels == 2);
+}
+
 TEST_CASE("a graph replayed outside any range: its kernels still count for the captured paths") {
   Session session;
   {

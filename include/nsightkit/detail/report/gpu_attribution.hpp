@@ -63,7 +63,9 @@ class AttributionSource : public GpuSource {
   void note_launch(std::uint32_t correlation, std::int64_t now) noexcept {
     Launch l;
     l.entered = now;
-    if (AttributionThread* t = launch_cursor.thread) {
+    if (State const* s = state(); s != nullptr && !counting(*s)) {
+      l.thread = outside_window;  // a warm-up step of captured mode: dropped when it arrives
+    } else if (AttributionThread* t = launch_cursor.thread) {
       l.thread = t->index;
       l.node = t->open.empty() ? no_node : t->open.back().node;
       l.seq = t->seq.load(std::memory_order_relaxed);
@@ -215,10 +217,7 @@ class AttributionSource : public GpuSource {
     if (auto* t = static_cast<AttributionThread*>(td.gpu[cupti_slot].get())) t->open.clear();
   }
 
-  void poll(State& s, ThreadData& td) override {
-    (void)s;
-    (void)td;
-  }
+  void poll(State& /*s*/, ThreadData& /*td*/) override {}
 
   void flush(State& s) override {
     if (!stopped_.load(std::memory_order_acquire)) deliver();
@@ -331,8 +330,9 @@ class AttributionSource : public GpuSource {
 
   /// One activity, under mutex_.
   void add_one(GpuActivity const& a) {
-    ++records_;
     Launch const l = table_.get(a.correlation);
+    if (l.thread == outside_window) return;  // not captured: as if CUPTI had not collected it
+    ++records_;
     if (a.kind == GpuActivity::Kind::alloc || a.kind == GpuActivity::Kind::free) {
       memory(a, l);
       return;

@@ -234,8 +234,8 @@ inline void apply(State& s, ReportOptions const& o) {
   s.gpu_note = std::move(note);
   GpuSource* const previous = s.source.exchange(next, std::memory_order_acq_rel);
   if (previous != nullptr && previous != next) previous->activate(false);
-  // In captured mode collection runs only while a capture window is active (on_capture).
-  if (next != nullptr) next->activate(!o.captured_only || capture_active());
+  // In captured mode collection runs only while a capture window is armed or active (on_capture).
+  if (next != nullptr) next->activate(!o.captured_only || capture_wanted());
   capture_state.listener.store(&on_capture, std::memory_order_release);
   s.gpu_depth.store(o.gpu_depth, std::memory_order_relaxed);
   s.exact_samples.store(o.exact_samples, std::memory_order_relaxed);
@@ -256,9 +256,10 @@ inline void provider_arrived() noexcept {
   NSIGHTKIT_DETAIL_CATCH(...) {}
 }
 
-/// A capture window became active (the first of the process) or stopped (the last one). In
-/// captured mode the GPU source collects only meanwhile; at a window's end the GPU work of its
-/// steps is settled (the window has waited for the GPU, unless told not to).
+/// A capture window was armed or became active (true), or stopped or closed while armed (false).
+/// In captured mode the GPU source collects from a window's warm-up steps to its end, so CUPTI's
+/// start-up falls on warm-up steps; at a window's end the GPU work of its steps is settled (the
+/// window has waited for the GPU, unless told not to).
 inline void on_capture(bool active) noexcept {
   State* s = state();
   if (s == nullptr) return;
@@ -266,7 +267,12 @@ inline void on_capture(bool active) noexcept {
   if (src == nullptr) return;
   NSIGHTKIT_DETAIL_TRY {
     if (!active) src->flush(*s);
-    if (s->captured_only.load(std::memory_order_relaxed)) src->activate(active);
+    if (s->captured_only.load(std::memory_order_relaxed)) {
+      // Decided from the windows' counts, one call at a time: the last one sees every edge.
+      static std::mutex m;
+      std::lock_guard<std::mutex> lock{m};
+      src->activate(capture_wanted());
+    }
   }
   NSIGHTKIT_DETAIL_CATCH(...) {}
 }

@@ -118,7 +118,7 @@ inline std::uint32_t child_node(State& s, ThreadData& td, RangeBegin const& b, F
 }
 
 /// True when ranges beginning now are aggregated (not limited to captured steps, or inside one).
-inline bool counting(State& s) noexcept {
+inline bool counting(State const& s) noexcept {
   return !s.captured_only.load(std::memory_order_relaxed) || capture_active();
 }
 
