@@ -17,6 +17,9 @@
 //   cb_runtime     activity + an empty callback on the runtime's launch calls (cudaLaunch*)
 //   cb_driver      activity + an empty callback on the driver's launch calls (cuLaunch*)
 //   cb_both        activity + both: the callback floor under the nsightkit mode
+//   paired         the report with gpu=cupti, for the paired_ benchmarks only: blocks of launches
+//                  with nsightkit's callbacks off (kernel activity alone) and on, alternating in
+//                  one process, so the cost per launch is a difference of neighbouring blocks
 // The cb_ modes also print, at exit, how many kernel records carry a correlation id that a
 // runtime or a driver callback saw: which domain attribution can rely on; the CUPTI modes but
 // nsightkit print on which thread CUPTI completed its buffers (the launching one or its own).
@@ -31,13 +34,16 @@
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -218,7 +224,7 @@ std::string const& setup() {
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return std::string{"no GPU"};
     std::string const m = mode();
     if (m == "none") return std::string{};
-    if (m != "nsightkit") std::atexit(&report_completions);
+    if (m != "nsightkit" && m != "paired") std::atexit(&report_completions);
     if (m == "activity" || m == "activity_api" || m == "activity_ts" || m == "activity_drv") {
       if (m == "activity_ts" || m == "activity_drv") {
         if (cuptiActivityRegisterTimestampCallback(&counted_timestamp) != CUPTI_SUCCESS)
@@ -243,7 +249,7 @@ std::string const& setup() {
     if (m == "cb_runtime" || m == "cb_driver" || m == "cb_both") {
       return subscribe_launches(m != "cb_driver", m != "cb_runtime");
     }
-    if (m == "nsightkit") {
+    if (m == "nsightkit" || m == "paired") {
       nsightkit::ReportOptions o;
       o.table.clear();
       o.at_exit = false;
@@ -255,7 +261,7 @@ std::string const& setup() {
     }
     return "unknown NSK_CUPTI_MODE '" + m +
            "' (none, activity, activity_api, activity_drv, activity_ts, nsightkit, "
-           "cb_runtime, cb_driver, cb_both)";
+           "cb_runtime, cb_driver, cb_both, paired)";
   }();
   return why;
 }
@@ -264,6 +270,10 @@ template <bool RangePerLaunch>
 void run(benchmark::State& state, long long kernel_ns) {
   if (!setup().empty()) {
     state.SkipWithError(setup().c_str());
+    return;
+  }
+  if (mode() == "paired") {
+    state.SkipWithError("NSK_CUPTI_MODE=paired runs the paired_ benchmarks only");
     return;
   }
   cudaStream_t s{};
@@ -296,6 +306,76 @@ void run(benchmark::State& state, long long kernel_ns) {
   cudaStreamDestroy(s);
 }
 
+/// The q-quantile of `v` (sorted in place), by linear interpolation.
+double quantile(std::vector<double>& v, double q) {
+  std::sort(v.begin(), v.end());
+  double const pos = q * static_cast<double>(v.size() - 1);
+  auto const i = static_cast<std::size_t>(pos);
+  double const frac = pos - static_cast<double>(i);
+  return i + 1 < v.size() ? v[i] * (1 - frac) + v[i + 1] * frac : v[i];
+}
+
+/// Each iteration: one block of empty-kernel launches with kernel activity alone (nsightkit's
+/// callbacks off, no ranges) and one with nsightkit on (callbacks, and a range around the
+/// block or around every launch), in alternating order. Counters: the medians of the blocks'
+/// us per launch, and the median and quartiles of on minus off over neighbouring blocks.
+template <bool RangePerLaunch>
+void paired(benchmark::State& state) {
+  if (!setup().empty() || mode() != "paired") {
+    state.SkipWithError(setup().empty() ? "needs NSK_CUPTI_MODE=paired" : setup().c_str());
+    return;
+  }
+  auto& source = nsightkit::detail::report::CuptiSource::instance();
+  cudaStream_t s{};
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  int const per_block = 1000;
+  auto block = [&](bool on) {
+    source.watch_launches(on);
+    auto const t0 = std::chrono::steady_clock::now();
+    if (on) {
+      nsightkit::ScopedRange outer{"loop"};
+      for (int i = 0; i < per_block; ++i) {
+        if constexpr (RangePerLaunch) {
+          nsightkit::ScopedRange r{"launch"};
+          empty_kernel<<<1, 1, 0, s>>>();
+        } else {
+          empty_kernel<<<1, 1, 0, s>>>();
+        }
+      }
+    } else {
+      for (int i = 0; i < per_block; ++i) empty_kernel<<<1, 1, 0, s>>>();
+    }
+    cudaStreamSynchronize(s);
+    auto const t1 = std::chrono::steady_clock::now();
+    return std::chrono::duration<double, std::micro>(t1 - t0).count() / per_block;
+  };
+  std::vector<double> off, on, diff;
+  std::int64_t n = 0;
+  for (auto _ : state) {
+    bool const on_first = (n++ % 2) == 1;
+    double const first = block(on_first);
+    double const second = block(!on_first);
+    double const a = on_first ? second : first;
+    double const b = on_first ? first : second;
+    state.SetIterationTime((a + b) * per_block * 1e-6);
+    if (n <= 4) continue;  // warm-up pairs
+    off.push_back(a);
+    on.push_back(b);
+    diff.push_back(b - a);
+  }
+  source.watch_launches(true);
+  cudaStreamDestroy(s);
+  launches.fetch_add(static_cast<std::uint64_t>(state.iterations()) * 2 * per_block);
+  if (diff.empty()) return;
+  state.counters["pairs"] = static_cast<double>(diff.size());
+  state.counters["off_us"] = quantile(off, 0.5);
+  state.counters["on_us"] = quantile(on, 0.5);
+  state.counters["diff_us"] = quantile(diff, 0.5);
+  state.counters["diff_q1"] = quantile(diff, 0.25);
+  state.counters["diff_q3"] = quantile(diff, 0.75);
+  state.SetLabel(mode());
+}
+
 void launch_bound(benchmark::State& state) { run<false>(state, 0); }
 void launch_bound_range(benchmark::State& state) { run<true>(state, 0); }
 void gpu_bound_5us(benchmark::State& state) { run<false>(state, 5000); }
@@ -305,5 +385,15 @@ void gpu_bound_5us(benchmark::State& state) { run<false>(state, 5000); }
 BENCHMARK(launch_bound)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(launch_bound_range)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(gpu_bound_5us)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_TEMPLATE(paired, false)
+    ->Name("paired_launch")
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime()
+    ->Iterations(300);
+BENCHMARK_TEMPLATE(paired, true)
+    ->Name("paired_launch_range")
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime()
+    ->Iterations(300);
 
 BENCHMARK_MAIN();

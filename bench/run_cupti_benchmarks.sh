@@ -8,6 +8,8 @@
 # CPUS (taskset's list, e.g. 2-5) keeps every process on the same cores, so rounds differ less.
 # BASELINE_BIN: another bench_cupti (say, built from an earlier commit) whose nsightkit mode runs
 # as mode "baseline" in the same rounds, so a change to nsightkit is measured against it.
+# Mode "paired" (not in the default list) runs the paired_ benchmarks: within one process, blocks
+# with nsightkit's callbacks off and on alternate, and each round prints on minus off.
 set -euo pipefail
 build=$1 out=$2
 bin="$build/bench/bench_cupti"
@@ -23,9 +25,11 @@ pin=()
 [ -n "${CPUS:-}" ] && pin=(taskset -c "$CPUS")
 for round in $(seq 1 "${ROUNDS:-3}"); do
   for mode in $modes; do
-    run_bin=$bin run_mode=$mode
+    run_bin=$bin run_mode=$mode filter='^(launch|gpu)_'
     [ "$mode" = baseline ] && run_bin=$BASELINE_BIN run_mode=nsightkit
+    [ "$mode" = paired ] && filter='^paired_'
     NSK_CUPTI_MODE=$run_mode "${pin[@]}" "$run_bin" --benchmark_min_time="${MIN_TIME:-1.0}" \
+      --benchmark_filter="$filter" \
       --benchmark_format=json --benchmark_out="$out/$mode.$round.json" \
       --benchmark_out_format=json >/dev/null 2>"$out/$mode.$round.err"
   done
@@ -41,12 +45,16 @@ import glob, json, os, statistics, sys
 out, rounds = sys.argv[1], sys.argv[2]
 modes = sys.argv[3:]
 per = {}
+paired = {}
 for m in modes:
     files = glob.glob(os.path.join(out, f"{m}.*.json"))
     for f in sorted(files, key=lambda f: int(f.rsplit(".", 2)[-2])):  # by round
         for b in json.load(open(f))["benchmarks"]:
             if b.get("error_occurred"):
                 sys.exit(f"{m}: {b['name']}: {b.get('error_message')}")
+            if m == "paired":
+                paired.setdefault(b["name"], []).append(b)
+                continue
             per.setdefault(b["name"], {}).setdefault(m, []).append(b["real_time"] / 1000.0)
 def quartiles(v):
     v = sorted(v)
@@ -75,4 +83,11 @@ for name, by in per.items():
         print(line)
 print(f"(microseconds per launch: median of {rounds} rounds, min-max in parentheses; 'vs "
       "activity': median over rounds of the mode minus kernel activity alone in the same round)")
+for name, runs in paired.items():
+    print(name.split("/")[0] + " (paired blocks in one process: nsightkit on minus callbacks off)")
+    for r, b in enumerate(runs, 1):
+        print(f"  round {r}: {int(b['pairs'])} pairs, off {b['off_us']:.2f}, on {b['on_us']:.2f}, "
+              f"on - off {b['diff_us']:+.3f} (quartiles {b['diff_q1']:+.3f} to {b['diff_q3']:+.3f})")
+    d = [b["diff_us"] for b in runs]
+    print(f"  median over {len(d)} rounds: {statistics.median(d):+.3f} ({min(d):+.3f} to {max(d):+.3f})")
 PY

@@ -81,6 +81,15 @@ class CuptiSource final : public AttributionSource {
       (void)(on ? cuptiActivityEnable(k) : cuptiActivityDisable(k));
   }
 
+  /// Switches the callbacks alone while collection runs: bench_cupti's paired mode measures
+  /// what they cost per launch against kernel activity alone, in one process.
+  void watch_launches(bool on) {
+    std::lock_guard<std::mutex> lock{start_mutex_};
+    if (!tried_ || !why_.empty() || !active_) return;
+    for (auto const& [domain, cbid] : enabled_)
+      (void)cuptiEnableCallback(on ? 1u : 0u, subscriber_, domain, cbid);
+  }
+
   /// Delivers every runtime API call to the graph observer (on), or only the calls the source
   /// needs (off); subscribes first if needed. Called when captures with diagnostics begin/end.
   void watch_apis(bool on) {
