@@ -376,12 +376,15 @@ TEST_CASE("the capture state follows the window: active_windows and last_step") 
 }
 
 namespace {
-std::vector<bool>* listened = nullptr;
-void listen(bool active) noexcept { listened->push_back(active); }
+std::string* listened = nullptr;
+/// One letter per edge: armed, started, stopped (x), disarmed.
+void listen(nsk::detail::CaptureEdge edge) noexcept {
+  listened->push_back("asxd"[static_cast<int>(edge)]);
+}
 
 /// Records the capture listener's calls while alive; restores the previous listener.
 struct ListenerProbe {
-  std::vector<bool> calls;
+  std::string calls;
   nsk::detail::CaptureListener previous;
   ListenerProbe() : previous{nsk::detail::capture_state.listener.exchange(&listen)} {
     listened = &calls;
@@ -416,8 +419,7 @@ TEST_CASE("a window is armed during its warm-up steps, so collection can start b
     if constexpr (on) {
       CHECK(armed == std::vector<int>{0, 1, 1, 0, 0, 1, 1, 0, 0});
       CHECK(wanted == std::vector<bool>{false, true, true, true, false, true, true, true, false});
-      // Armed (true), started (true), stopped (false), per cycle: one call per edge.
-      CHECK(probe.calls == std::vector<bool>{true, true, false, true, true, false});
+      CHECK(probe.calls == "asxasx");  // armed, started, stopped: once per cycle
     } else {
       CHECK(armed == std::vector<int>(9, 0));
       CHECK(probe.calls.empty());
@@ -430,7 +432,7 @@ TEST_CASE("a window is armed during its warm-up steps, so collection can start b
     w.close();
     CHECK(state.armed_windows.load() == 0);
     CHECK_FALSE(nsk::detail::capture_wanted());
-    if constexpr (on) CHECK(probe.calls == std::vector<bool>{true, false});
+    if constexpr (on) CHECK(probe.calls == "ad");
     { auto step = w.step(); }  // closed: off, never armed again
     CHECK(state.armed_windows.load() == 0);
   }
@@ -441,6 +443,7 @@ TEST_CASE("a window is armed during its warm-up steps, so collection can start b
       CHECK(state.armed_windows.load() == (on ? 1 : 0));
     }
     CHECK(state.armed_windows.load() == 0);
+    if constexpr (on) CHECK(probe.calls == "ad");
   }
   SECTION("no warm-up steps: never armed") {
     CaptureWindow w{CaptureSchedule{1, 0, 1}, options_for(b, diagnostics)};
@@ -448,7 +451,7 @@ TEST_CASE("a window is armed during its warm-up steps, so collection can start b
       auto step = w.step();
       CHECK(state.armed_windows.load() == 0);
     }
-    if constexpr (on) CHECK(probe.calls == std::vector<bool>{true, false});
+    if constexpr (on) CHECK(probe.calls == "sx");
   }
   CHECK(diagnostics.empty());
 }

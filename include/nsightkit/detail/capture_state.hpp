@@ -33,11 +33,18 @@ inline bool is_step_range(Attributes const& a) noexcept {
   return a.has_category() && a.category().id() == step_category_id;
 }
 
-/// Told when a window is armed or the first window becomes active (true), and when the last
-/// active one stops or an armed one closes without starting (false), outside the windows' locks.
-/// The report uses it to collect GPU activity only during warm-up and captured steps (captured
-/// mode) and to settle GPU work at a window's end; capture_wanted() says what is wanted now.
-using CaptureListener = void (*)(bool active) noexcept;
+/// What a window's edge changed, as the listener is told (outside the windows' locks).
+enum class CaptureEdge : int {
+  armed,     ///< a window began its warm-up steps
+  started,   ///< the first window of the process became active
+  stopped,   ///< the last active window stopped
+  disarmed,  ///< an armed window was closed before it started
+};
+
+/// The report's listener: it collects GPU activity only during warm-up and captured steps
+/// (captured mode; capture_wanted() says whether that is now) and settles GPU work when the
+/// last active window stops.
+using CaptureListener = void (*)(CaptureEdge edge) noexcept;
 
 /// Process-wide capture status, written by CaptureWindow, read by consumers.
 struct CaptureState {
@@ -50,8 +57,8 @@ struct CaptureState {
 NSIGHTKIT_DETAIL_VISIBLE inline CaptureState capture_state{};
 
 /// Calls the listener, if any.
-inline void capture_notify(bool active) noexcept {
-  if (CaptureListener l = capture_state.listener.load(std::memory_order_acquire)) l(active);
+inline void capture_notify(CaptureEdge edge) noexcept {
+  if (CaptureListener l = capture_state.listener.load(std::memory_order_acquire)) l(edge);
 }
 
 /// True while at least one capture window is active.
@@ -60,8 +67,9 @@ inline bool capture_active() noexcept {
 }
 
 /// True while a window is active or armed: collection that starts slowly should be running.
+/// Armed first: a window that starts counts as active before it stops counting as armed.
 inline bool capture_wanted() noexcept {
-  return capture_active() || capture_state.armed_windows.load(std::memory_order_acquire) > 0;
+  return capture_state.armed_windows.load(std::memory_order_acquire) > 0 || capture_active();
 }
 
 }  // namespace detail

@@ -198,25 +198,31 @@ NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::arm() noexcept {
         armed_.load(std::memory_order_acquire)) {
       return;
     }
-    armed_.store(true, std::memory_order_release);
+    armed_.store(true, std::memory_order_seq_cst);
     detail::capture_state.armed_windows.fetch_add(1, std::memory_order_acq_rel);
   }
-  detail::capture_notify(true);
+  // close() from another thread stores closed_, then reads armed_, without the lock: one of the
+  // two sees the other's store (both seq_cst), so a closed window never stays armed.
+  if (closed_.load(std::memory_order_seq_cst)) {
+    disarm();
+    return;
+  }
+  detail::capture_notify(detail::CaptureEdge::armed);
 }
 
 NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::disarm() noexcept {
   {
     std::lock_guard<std::mutex> lock{detail::capture::registry.mutex};
-    if (!armed_.exchange(false, std::memory_order_acq_rel)) return;
+    if (!armed_.exchange(false, std::memory_order_seq_cst)) return;
     detail::capture_state.armed_windows.fetch_sub(1, std::memory_order_acq_rel);
   }
-  detail::capture_notify(false);
+  detail::capture_notify(detail::CaptureEdge::disarmed);
 }
 
 NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::deliver(Edge const& edge) noexcept {
   for (auto const& m : edge.messages) report(m);
-  if (edge.first_active) detail::capture_notify(true);
-  if (edge.last_active) detail::capture_notify(false);
+  if (edge.first_active) detail::capture_notify(detail::CaptureEdge::started);
+  if (edge.last_active) detail::capture_notify(detail::CaptureEdge::stopped);
   auto const& callbacks = edge.started ? on_start_ : on_stop_;
   if (!edge.started && !edge.stopped) return;
   for (auto const& f : callbacks) {

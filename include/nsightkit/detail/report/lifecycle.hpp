@@ -194,7 +194,7 @@ inline State* state_create() noexcept {
 // Enable, disable, reset
 
 inline void at_exit() noexcept;
-inline void on_capture(bool active) noexcept;
+inline void on_capture(CaptureEdge edge) noexcept;
 inline void reset_data(State& s) noexcept;
 
 /// The GPU source `o` asks for (null: none); `note` says why it is not the one asked for.
@@ -234,9 +234,10 @@ inline void apply(State& s, ReportOptions const& o) {
   s.gpu_note = std::move(note);
   GpuSource* const previous = s.source.exchange(next, std::memory_order_acq_rel);
   if (previous != nullptr && previous != next) previous->activate(false);
-  // In captured mode collection runs only while a capture window is armed or active (on_capture).
-  if (next != nullptr) next->activate(!o.captured_only || capture_wanted());
+  // In captured mode collection runs only while a capture window is armed or active (on_capture,
+  // which decides under s.mutex too). The listener first: an edge after the read is not lost.
   capture_state.listener.store(&on_capture, std::memory_order_release);
+  if (next != nullptr) next->activate(!o.captured_only || capture_wanted());
   s.gpu_depth.store(o.gpu_depth, std::memory_order_relaxed);
   s.exact_samples.store(o.exact_samples, std::memory_order_relaxed);
   s.max_trace_events.store(o.max_trace_events, std::memory_order_relaxed);
@@ -256,21 +257,22 @@ inline void provider_arrived() noexcept {
   NSIGHTKIT_DETAIL_CATCH(...) {}
 }
 
-/// A capture window was armed or became active (true), or stopped or closed while armed (false).
-/// In captured mode the GPU source collects from a window's warm-up steps to its end, so CUPTI's
-/// start-up falls on warm-up steps; at a window's end the GPU work of its steps is settled (the
-/// window has waited for the GPU, unless told not to).
-inline void on_capture(bool active) noexcept {
+/// A capture window's edge. In captured mode the GPU source collects from a window's warm-up
+/// steps to its end, so CUPTI's start-up falls on warm-up steps; when the last active window
+/// stops, the GPU work of its steps is settled (the window has waited for the GPU, unless told
+/// not to).
+inline void on_capture(CaptureEdge edge) noexcept {
   State* s = state();
   if (s == nullptr) return;
   GpuSource* src = s->source.load(std::memory_order_acquire);
   if (src == nullptr) return;
   NSIGHTKIT_DETAIL_TRY {
-    if (!active) src->flush(*s);
-    if (s->captured_only.load(std::memory_order_relaxed)) {
-      // Decided from the windows' counts, one call at a time: the last one sees every edge.
-      static std::mutex m;
-      std::lock_guard<std::mutex> lock{m};
+    if (edge == CaptureEdge::stopped) src->flush(*s);
+    // Decided from the windows' counts under the lock apply() and disable() hold: the last
+    // decision sees every edge, and a disabled report stays off.
+    std::lock_guard<std::mutex> lock{s->mutex};
+    if (s->enabled && s->captured_only.load(std::memory_order_relaxed) &&
+        s->source.load(std::memory_order_acquire) == src) {
       src->activate(capture_wanted());
     }
   }
