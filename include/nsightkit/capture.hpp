@@ -217,10 +217,10 @@ class CaptureWindow {
    *        nothing more: later steps are `off`. Safe from any thread; idempotent.
    */
   void close() noexcept {
-    closed_.store(true, std::memory_order_seq_cst);  // seq_cst: see arm()
+    closed_.store(true, std::memory_order_seq_cst);  // seq_cst: see start_capture and arm
 #if NSIGHTKIT_ENABLED
     // No lock when nothing is open (destructors of idle windows); stop_capture checks again.
-    if (capturing_.load(std::memory_order_acquire)) {
+    if (capturing_.load(std::memory_order_seq_cst)) {  // seq_cst: see start_capture
       stop_capture(next_step_.load(std::memory_order_acquire) - 1, false);
     }
     if (armed_.load(std::memory_order_seq_cst)) disarm();

@@ -139,7 +139,7 @@ NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::start_capture(std::int64_t first) no
     }
     if (use_nvtx_) nvtx_window_.emplace(Attributes{}, options_.nvtx_range_name);
     window_first_ = first;
-    capturing_.store(true, std::memory_order_release);
+    capturing_.store(true, std::memory_order_seq_cst);  // seq_cst: see below
     edge.first_active =
         detail::capture_state.active_windows.fetch_add(1, std::memory_order_acq_rel) == 0;
     // Disarmed after the count above, so a reader never sees the window neither armed nor active.
@@ -155,6 +155,9 @@ NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::start_capture(std::int64_t first) no
     edge.started = true;
   }
   deliver(edge);
+  // close() from another thread stores closed_, then reads capturing_, without the lock: one of
+  // the two sees the other's store (both seq_cst), so a closed window never stays capturing.
+  if (closed_.load(std::memory_order_seq_cst)) stop_capture(first, false);
 }
 
 NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::stop_capture(std::int64_t last,
@@ -201,8 +204,7 @@ NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::arm() noexcept {
     armed_.store(true, std::memory_order_seq_cst);
     detail::capture_state.armed_windows.fetch_add(1, std::memory_order_acq_rel);
   }
-  // close() from another thread stores closed_, then reads armed_, without the lock: one of the
-  // two sees the other's store (both seq_cst), so a closed window never stays armed.
+  // As in start_capture: close() stores closed_, then reads armed_; one of the two sees the other.
   if (closed_.load(std::memory_order_seq_cst)) {
     disarm();
     return;
