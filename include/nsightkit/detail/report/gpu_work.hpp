@@ -64,12 +64,12 @@ struct GpuActivity {
   }
 };
 
-/// Who launched a piece of work: the thread (ThreadData::index), its innermost range's node, the
-/// thread's launch sequence number, the report generation, and when the launch call was entered.
 /// Launch::thread of a launch made outside the capture window in captured mode (in warm-up
 /// steps, when collection already runs): its work is not counted anywhere.
 inline constexpr std::uint32_t outside_window = 0xFFFFFFFEu;
 
+/// Who launched a piece of work: the thread (ThreadData::index), its innermost range's node, the
+/// thread's launch sequence number, the report generation, and when the launch call was entered.
 struct Launch {
   std::uint32_t thread{0xFFFFFFFFu};
   std::uint32_t node{0xFFFFFFFFu};
