@@ -51,14 +51,15 @@ __global__ void meet(int volatile* mine, int volatile* other, int* met, long lon
 
 constexpr long long us = 1000;
 
-/// A fresh report measuring with CUPTI.
+/// A fresh report measuring with CUPTI (in captured mode: captured steps only).
 struct Session {
-  Session() {
+  explicit Session(bool captured = false) {
     REQUIRE(nsightkit::cupti_unavailable_reason().empty());
     nsightkit::ReportOptions o;
     o.table.clear();
     o.at_exit = false;
     o.gpu_source = nsightkit::GpuSourceKind::cupti;
+    o.captured_only = captured;
     Report::disable();
     Report::reset();
     REQUIRE(Report::enable(o));
@@ -309,14 +310,7 @@ TEST_CASE("device memory allocated inside a range is charged to it") {
 
 TEST_CASE("captured mode: CUPTI collects from the warm-up step on, counting captured steps only") {
   Stream a;
-  Report::disable();
-  Report::reset();
-  nsightkit::ReportOptions o;
-  o.table.clear();
-  o.at_exit = false;
-  o.gpu_source = nsightkit::GpuSourceKind::cupti;
-  o.captured_only = true;
-  REQUIRE(Report::enable(o));
+  Session session{true};
   nsightkit::CaptureOptions co;
   co.backends = nsightkit::CaptureBackend::nvtx_range;
   co.synchronize_before_stop = true;
@@ -341,6 +335,4 @@ TEST_CASE("captured mode: CUPTI collects from the warm-up step on, counting capt
   CHECK(snap.gpu.devices[0].kernels == 6);  // the warm-up's work is in no total either
   CHECK(snap.gpu.records_unattributed == 0);
   CHECK(snap.gpu.records_dropped == 0);
-  Report::disable();
-  Report::reset();
 }
