@@ -116,7 +116,11 @@
 
 // Enabled and disabled builds put their entities in different inline namespaces, so a program
 // that mixes the two modes gets two distinct sets of types instead of an ODR violation.
-#if NSIGHTKIT_ENABLED
+// The NVTX tool library (nsightkit profile) compiles the report in a namespace of its own, so it
+// never shares a symbol with a copy of the report compiled into the program it is injected into.
+#if NSIGHTKIT_ENABLED && defined(NSIGHTKIT_DETAIL_NVTX_TOOL)
+#define NSIGHTKIT_DETAIL_ABI_NAMESPACE v0_nvtx_tool
+#elif NSIGHTKIT_ENABLED
 #define NSIGHTKIT_DETAIL_ABI_NAMESPACE v0
 #else
 #define NSIGHTKIT_DETAIL_ABI_NAMESPACE v0_disabled

@@ -129,6 +129,11 @@ struct ReportOptions {
   /// The advice rules' thresholds.
   AdviceThresholds advice_thresholds{};
 
+  /// The NVTX domains whose ranges form paths, by name ("nsightkit" for nsightkit's default
+  /// domain, "default" for NVTX's unnamed one); empty: every domain. A range of another domain is
+  /// not counted and its children belong to the range around it (docs/nvtx-tool.md).
+  std::vector<std::string> domains{};
+
   /// Path of the HTML page ("" for none): one self-contained file (docs/report-html.md).
   std::string html{};
   /// The largest trace, in bytes of JSON (before compression; 0: no limit). Past it the oldest
@@ -273,6 +278,7 @@ struct GpuStreamStats {
   std::uint64_t kernels{0};  ///< kernels
   std::uint64_t copies{0};   ///< copies and memsets
   std::int64_t busy_ns{0};   ///< union of its intervals
+  std::string name;          ///< as the program named it (nvtxNameCudaStream), or empty
 };
 
 /// All GPU work of one device, from CUPTI's activity records.

@@ -31,6 +31,23 @@
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
+/// Marks the calling thread's NVTX calls as already given to the sinks (sinks_have_it) while it
+/// lives, when `on`.
+class SinksHaveIt {
+ public:
+  explicit SinksHaveIt(bool on) noexcept : on_{on} {
+    if (on_) sinks_have_it = true;
+  }
+  ~SinksHaveIt() {
+    if (on_) sinks_have_it = false;
+  }
+  SinksHaveIt(SinksHaveIt const&) = delete;
+  SinksHaveIt& operator=(SinksHaveIt const&) = delete;
+
+ private:
+  bool on_;
+};
+
 /// Emits one event. `domain()` yields the domain's NvtxDomain and `handle(d)` the registered
 /// string for `text` in it (null for a plain message); both are called only when a tool listens.
 /// `domain_name` is what the sinks see; `len` is the length of `text`, or -1 to measure it.
@@ -38,10 +55,12 @@ template <Op op, class DomainFn, class HandleFn>
 inline Emitted emit_core(DomainFn&& domain, char const* domain_name, Attributes const& a,
                          char const* text, std::size_t len, HandleFn&& handle) noexcept {
   Emitted r;
+  bool const to_sinks = sinks_active();
   if (nvtx_listening_any()) {
     NvtxDomain& d = domain();
     nvtxEventAttributes_t e = event_attributes(d, a);
     set_message(e, handle(d), text);
+    SinksHaveIt const mark{to_sinks};
     if constexpr (op == Op::push) {
       nvtxDomainRangePushEx(d.handle, &e);
     } else if constexpr (op == Op::start) {
@@ -51,7 +70,7 @@ inline Emitted emit_core(DomainFn&& domain, char const* domain_name, Attributes 
     }
     r.nvtx = true;
   }
-  if (sinks_active()) {
+  if (to_sinks) {
     RangeBegin const b{
         domain_name, std::string_view{text, len == std::size_t(-1) ? std::strlen(text) : len}, &a};
     if constexpr (op == Op::push) {
@@ -70,28 +89,43 @@ inline Emitted emit_core(DomainFn&& domain, char const* domain_name, Attributes 
 /// Ends a push/pop range where its beginning went.
 template <class DomainFn>
 inline void end_push_core(DomainFn&& domain, char const* domain_name, Emitted const& e) noexcept {
-  if (e.nvtx) nvtxDomainRangePop(domain().handle);
+  if (e.nvtx) {
+    SinksHaveIt const mark{e.sinks};
+    nvtxDomainRangePop(domain().handle);
+  }
   if (e.sinks) for_each_sink([domain_name](RangeSink& s) { s.on_pop(domain_name); });
 }
 
 /// Ends a start/end range where its beginning went.
 template <class DomainFn>
 inline void end_start_core(DomainFn&& domain, Emitted const& e) noexcept {
-  if (e.nvtx) nvtxDomainRangeEnd(domain().handle, e.nvtx_id);
+  if (e.nvtx) {
+    SinksHaveIt const mark{e.sinks};
+    nvtxDomainRangeEnd(domain().handle, e.nvtx_id);
+  }
   if (e.sinks) for_each_sink([&](RangeSink& s) { s.on_end(e.sink_id); });
 }
 
 /// Names the calling OS thread for the tools and the sinks.
 NSIGHTKIT_DETAIL_ENTRY void emit_thread_name(char const* name) noexcept {
   if (name == nullptr) return;
-  if (nvtx_listening_any()) nvtxNameOsThreadA(os_thread_id(), name);
+  if (nvtx_listening_any()) {
+    SinksHaveIt const mark{sinks_active()};
+    nvtxNameOsThreadA(os_thread_id(), name);
+  }
   if (sinks_active()) for_each_sink([name](RangeSink& s) { s.on_thread_name(name); });
 }
 
 #if NSIGHTKIT_HAS_CUDA
 /// Names a CUDA stream for the tools.
 NSIGHTKIT_DETAIL_ENTRY void emit_stream_name(cudaStream_t stream, char const* name) noexcept {
-  if (name != nullptr && nvtx_listening_any()) nvtxNameCudaStreamA(stream, name);
+  if (name == nullptr) return;
+  bool const to_sinks = sinks_active();
+  if (nvtx_listening_any()) {
+    SinksHaveIt const mark{to_sinks};
+    nvtxNameCudaStreamA(stream, name);
+  }
+  if (to_sinks) for_each_sink([&](RangeSink& s) { s.on_stream_name(stream, name); });
 }
 
 /// Names a CUDA device (by ordinal) for the tools.

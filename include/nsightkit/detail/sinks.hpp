@@ -43,6 +43,11 @@ class RangeSink {
   virtual void on_mark(RangeBegin const& begin) noexcept { (void)begin; }
   /// The calling thread was named.
   virtual void on_thread_name(std::string_view name) noexcept { (void)name; }
+  /// A CUDA stream (a cudaStream_t or CUstream) was named.
+  virtual void on_stream_name(void const* stream, std::string_view name) noexcept {
+    (void)stream;
+    (void)name;
+  }
 
  protected:
   RangeSink() = default;
@@ -111,6 +116,12 @@ inline void for_each_sink(F&& f) noexcept {
     if (RangeSink* s = sink_registry.slots[i].load(std::memory_order_acquire)) f(*s);
   }
 }
+
+/// True on a thread while the emit engine hands an event to NVTX that it also gives the sinks
+/// itself: an NVTX tool that feeds a sink (the report as an NVTX tool) ignores such an event, so
+/// nsightkit's own ranges are seen once whichever way they arrive. Default visibility: one flag
+/// per thread for every library of the process that embeds nsightkit.
+NSIGHTKIT_DETAIL_VISIBLE inline thread_local bool sinks_have_it = false;
 
 /// A process-unique id for a start/end range seen by sinks.
 inline std::uint64_t next_sink_range_id() noexcept {

@@ -168,14 +168,6 @@ class AttributionSource : public GpuSource {
   /// Parked activities beyond which the oldest work is settled without waiting for a flush.
   void set_max_parked(std::size_t n) noexcept { max_parked_ = n; }
 
-  /// The stream `stream` (a CUstream) as activity records name it: device << 32 | stream id.
-  /// False when it cannot be told; work launched on it by other threads is then not delegated.
-  virtual bool stream_key(void* stream, std::uint64_t& key) {
-    (void)stream;
-    (void)key;
-    return false;
-  }
-
   // ---- GpuSource ----
 
   void begin(State& s, ThreadData& td, Frame& f, GpuContext const& ctx) override {
@@ -249,7 +241,7 @@ class AttributionSource : public GpuSource {
     for (auto const& [key, d] : streams_) {
       out.streams.push_back(GpuStreamStats{static_cast<std::uint32_t>(key >> 32),
                                            static_cast<std::uint32_t>(key), d.kernels, d.copies,
-                                           d.busy});
+                                           d.busy, std::string{}});
     }
   }
 

@@ -84,6 +84,13 @@ class GpuSource {
     (void)td;
     (void)nodes;
   }
+  /// The stream `stream` (a cudaStream_t or CUstream) as this source's records name it: device
+  /// << 32 | stream id. False when it cannot be told.
+  virtual bool stream_key(void* stream, std::uint64_t& key) {
+    (void)stream;
+    (void)key;
+    return false;
+  }
   /// The printable name of kernel name id `id` (see GpuWork::by_name).
   [[nodiscard]] virtual std::string kernel_name(std::uint32_t id) const {
     (void)id;

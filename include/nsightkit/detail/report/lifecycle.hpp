@@ -19,6 +19,9 @@
 #include <nsightkit/detail/report/table.hpp>
 #include <nsightkit/detail/report/text_sink.hpp>
 #include <nsightkit/detail/report/trace_stream.hpp>
+#if NSIGHTKIT_ENABLED
+#include <nsightkit/detail/report/nvtx_tool.hpp>
+#endif
 #include <nsightkit/detail/sinks.hpp>
 #include <nsightkit/detail/thread.hpp>
 #include <nsightkit/report_types.hpp>
@@ -64,20 +67,84 @@ inline std::string process_token() {
 
 inline constexpr char const owner_variable[] = "NSIGHTKIT_DETAIL_REPORT_OWNER";
 
+/// How the copy of the report that owns the process takes an NVTX module: the NVTX tool library
+/// (`nsightkit profile`) hands every module to the program's own report through it.
+using NvtxAttach = int (*)(void const* (*)(std::uint32_t));
+
+/// This copy's NVTX entry (null in a disabled build).
+inline NvtxAttach own_nvtx_attach() noexcept {
+#if NSIGHTKIT_ENABLED
+  return [](void const* (*get)(std::uint32_t)) -> int {
+    return nvtx_tool::attach(reinterpret_cast<NvtxGetExportTableFunc_t>(get));
+  };
+#else
+  return nullptr;
+#endif
+}
+
+/// Who owns the process's report, as the owner's claim says: "program" (a copy compiled into the
+/// program or its libraries) or "tool" (the NVTX tool library).
+#if defined(NSIGHTKIT_DETAIL_NVTX_TOOL)
+inline constexpr char const claim_kind[] = "tool";
+#else
+inline constexpr char const claim_kind[] = "program";
+#endif
+
+/// The claim another copy of the report made in this process, read from the environment.
+struct Claim {
+  bool found{false};
+  std::string text;            // the variable's value
+  std::string kind;            // "program" or "tool"
+  NvtxAttach attach{nullptr};  // its NVTX entry
+};
+
+/// The claim on this process (token "pid-random"), if any; a claim of another process (a parent
+/// that exec'd this one) is none.
+inline Claim read_claim(std::string const& token) {
+  Claim c;
+  char const* previous = std::getenv(owner_variable);
+  if (previous == nullptr) return c;
+  std::string_view const p{previous};
+  if (p.size() <= token.size() || p.compare(0, token.size(), token) != 0 || p[token.size()] != ':')
+    return c;
+  c.found = true;
+  c.text = std::string{p};
+  // token:state:attach:kind
+  std::size_t const a = p.find(':', token.size() + 1);
+  std::size_t const k = a == std::string_view::npos ? a : p.find(':', a + 1);
+  if (k != std::string_view::npos) {
+    std::string const address{p.substr(a + 1, k - a - 1)};
+    c.kind = std::string{p.substr(k + 1)};
+    unsigned long long v = std::strtoull(address.c_str(), nullptr, 16);
+    c.attach = reinterpret_cast<NvtxAttach>(static_cast<std::uintptr_t>(v));
+  }
+  return c;
+}
+
+/// This copy's claim text.
+inline std::string own_claim(std::string const& token) {
+  char self[32], attach[32];
+  std::snprintf(self, sizeof self, "%p", static_cast<void const*>(&state_ptr));
+  std::snprintf(attach, sizeof attach, "%llx",
+                static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(own_nvtx_attach())));
+  return token + ":" + self + ":" + attach + ":" + claim_kind;
+}
+
 /// Claims the process for this copy of the report state, through an environment variable (the one
 /// thing every copy of nsightkit in a process shares even when their symbols are not unified).
 /// False, with one message, when another copy already claimed it.
 inline bool claim_process() {
   std::string const token = process_token();
-  char self[32];
-  std::snprintf(self, sizeof self, "%p", static_cast<void const*>(&state_ptr));
-  std::string const mine = token + ":" + self;
-  char const* previous = std::getenv(owner_variable);
-  if (previous != nullptr) {
-    std::string_view const p{previous};
-    if (p.size() > token.size() && p.compare(0, token.size(), token) == 0 &&
-        p[token.size()] == ':' && p != mine) {
-      if (!duplicate_copy.exchange(true)) {
+  std::string const mine = own_claim(token);
+  Claim const previous = read_claim(token);
+  if (previous.found && previous.text != mine) {
+    if (!duplicate_copy.exchange(true)) {
+      if (previous.kind == "tool") {
+        std::fprintf(stderr,
+                     "nsightkit report: nsightkit's NVTX tool (nsightkit profile) started this "
+                     "process's report before the program's own copy did; the program's copy "
+                     "stays off and its ranges reach the report through NVTX\n");
+      } else {
         std::fprintf(
             stderr,
             "nsightkit report: this module carries a second copy of nsightkit's report (it embeds "
@@ -85,8 +152,8 @@ inline bool claim_process() {
             "with a compiler that emits no unique symbols); its ranges are not in the process's "
             "report, and this copy stays off. Load it with RTLD_GLOBAL or link it normally.\n");
       }
-      return false;
     }
+    return false;
   }
 #if defined(_WIN32)
   (void)_putenv_s(owner_variable, mine.c_str());
@@ -238,6 +305,15 @@ inline void apply(State& s, ReportOptions const& o) {
   // which decides under s.mutex too). The listener first: an edge after the read is not lost.
   capture_state.listener.store(&on_capture, std::memory_order_release);
   if (next != nullptr) next->activate(!o.captured_only || capture_wanted());
+  if (o.domains.empty()) {
+    s.domains.store(nullptr, std::memory_order_release);
+  } else {
+    std::vector<std::string> const* now = s.domains.load(std::memory_order_relaxed);
+    if (now == nullptr || *now != o.domains) {
+      s.domain_lists.push_back(std::make_unique<std::vector<std::string> const>(o.domains));
+      s.domains.store(s.domain_lists.back().get(), std::memory_order_release);
+    }
+  }
   s.gpu_depth.store(o.gpu_depth, std::memory_order_relaxed);
   s.exact_samples.store(o.exact_samples, std::memory_order_relaxed);
   s.max_trace_events.store(o.max_trace_events, std::memory_order_relaxed);
@@ -353,9 +429,43 @@ inline void stream_trace(State& s, ReportOptions const& o) {
   }
 }
 
+/// True when `path` names nsightkit's own NVTX tool library (nsightkit profile).
+inline bool is_nsightkit_tool(std::string_view path) noexcept {
+  std::size_t const slash = path.find_last_of('/');
+  std::string_view const base = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  return base.compare(0, 17, "libnsightkit-nvtx") == 0;
+}
+
+/// Makes the report the NVTX tool of the module this copy is linked into, through NVTX's static
+/// injection, so ranges of any code in that module reach it (NVTX asks at its first call in the
+/// module: a range before the report starts leaves the module without it). A tool named by
+/// NVTX_INJECTION64_PATH takes precedence (NVTX's order): with another tool than nsightkit's, one
+/// line says the report hears only nsightkit's own ranges. The NVTX tool library itself is
+/// loaded through that variable and never offers this.
+inline void offer_static_injection() noexcept {
+#if NSIGHTKIT_ENABLED && !defined(NSIGHTKIT_DETAIL_NVTX_TOOL)
+  static std::atomic<bool> offered{false};
+  if (offered.exchange(true)) return;
+  char const* named = std::getenv("NVTX_INJECTION64_PATH");
+  if (named != nullptr) {
+    if (*named != '\0' && !is_nsightkit_tool(named)) {
+      std::fprintf(stderr,
+                   "nsightkit report: another NVTX tool is attached (NVTX_INJECTION64_PATH=%s); "
+                   "the report hears only nsightkit's own ranges\n",
+                   quote_value(named).c_str());
+    }
+    return;
+  }
+  if (::InitializeInjectionNvtx2_fnptr == nullptr) {
+    ::InitializeInjectionNvtx2_fnptr = &nvtx_tool::attach;
+  }
+#endif
+}
+
 inline bool enable(ReportOptions const& options) noexcept {
   State* s = state_create();
   if (s == nullptr) return false;
+  offer_static_injection();
   NSIGHTKIT_DETAIL_TRY {
     check_outputs(options);
     {
@@ -373,6 +483,7 @@ inline bool enable(ReportOptions const& options) noexcept {
           return false;
         }
         s->enabled = true;
+        s->recording.store(true, std::memory_order_release);
         // Counters of other features (pinned pools, prefetchers) reach the trace from now on.
         counter_sink.store(&counter_sample, std::memory_order_release);
       }
@@ -422,6 +533,7 @@ inline void disable() noexcept {
   if (!s->enabled) return;
   remove_sink(&s->sink);
   s->enabled = false;
+  s->recording.store(false, std::memory_order_release);
   // Collection stops; what was measured stays (the source is kept for snapshots).
   if (GpuSource* src = s->source.load(std::memory_order_acquire)) {
     NSIGHTKIT_DETAIL_TRY { src->activate(false); }

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::report {
@@ -24,7 +25,8 @@ inline constexpr char const report_grammar[] =
     "a comma-separated list of: table[=stderr|stdout|PATH], json=PATH, csv=PATH, "
     "trace=PATH[.gz], html=PATH, trace-size=BYTES[k|M|G], "
     "captured[=on|off], threads[=on|off], gpu=on|off|auto|events|cupti, gpu-depth=N, "
-    "advice=on|off|all, samples=N, trace-events=N, paths=N, depth=N; or an off word (0, off, "
+    "advice=on|off|all, samples=N, trace-events=N, paths=N, depth=N, "
+    "domains=all|NAME[+NAME...]; or an off word (0, off, "
     "none, false, no: report off)";
 
 /// Deepest nesting the report keeps as separate paths by default (ReportOptions::max_depth).
@@ -73,6 +75,23 @@ inline bool parse_size(std::string_view v, std::size_t& out) noexcept {
   return true;
 }
 
+/// Parses the value of `domains=`: "all" (every domain: an empty list) or names joined by '+'
+/// ("nsightkit+CCCL"). False for an empty name.
+inline bool parse_domains(std::string_view v, std::vector<std::string>& out) {
+  out.clear();
+  if (equals_word(v, "all")) return true;
+  std::size_t pos = 0;
+  while (pos <= v.size()) {
+    std::size_t const plus = v.find('+', pos);
+    std::string_view const name =
+        trim(v.substr(pos, plus == std::string_view::npos ? std::string_view::npos : plus - pos));
+    if (name.empty()) return false;
+    out.emplace_back(name);
+    pos = plus == std::string_view::npos ? v.size() + 1 : plus + 1;
+  }
+  return true;
+}
+
 /**
  * Parses a report specification (the value of NSIGHTKIT_REPORT) into `out`.
  * `on` tells whether the spec turns the report on (an empty spec or an off word turn it off).
@@ -106,11 +125,12 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
     depth,
     gpu_depth,
     advice,
+    domains,
     count
   };
   static constexpr char const* names[count] = {
       "table",   "json",         "csv",   "trace", "captured",  "threads", "gpu",
-      "samples", "trace-events", "paths", "depth", "gpu-depth", "advice"};
+      "samples", "trace-events", "paths", "depth", "gpu-depth", "advice", "domains"};
   bool seen[count] = {};
   bool seen_html = false, seen_trace_size = false;
   std::size_t pos = 0;
@@ -195,6 +215,15 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
             return fail("bad value in " + quoted + " (use on, off or all)");
           }
           o.advice = v ? AdviceMode::on : AdviceMode::off;
+        }
+        break;
+      case domains:
+        if (!has_value) {
+          return fail(quoted + " needs a value (domains=all, or domain names joined by '+')");
+        }
+        if (!parse_domains(value, o.domains)) {
+          return fail("bad value in " + quoted +
+                      " (all, or names joined by '+': nsightkit, default, or a domain's name)");
         }
         break;
       case captured:

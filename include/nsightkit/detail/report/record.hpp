@@ -77,12 +77,33 @@ inline std::uint32_t find_node(State& s, ThreadData& td, std::uint32_t parent, c
   return id;
 }
 
+/// The innermost open frame that is a path component or a step (ranges of domains left out are
+/// skipped), or null.
+inline Frame* enclosing(ThreadData& td) noexcept {
+  for (std::size_t i = td.stack.size(); i > 0; --i) {
+    if (!td.stack[i - 1].ignored) return &td.stack[i - 1];
+  }
+  return nullptr;
+}
+
+/// True when ranges of `domain` form paths (ReportOptions::domains; "default" names NVTX's
+/// unnamed domain).
+inline bool domain_counted(State const& s, char const* domain) noexcept {
+  std::vector<std::string> const* list = s.domains.load(std::memory_order_acquire);
+  if (list == nullptr) return true;
+  std::string_view const d = domain == nullptr ? std::string_view{} : std::string_view{domain};
+  for (std::string const& n : *list) {
+    if (d.empty() ? n == "default" : n == d) return true;
+  }
+  return false;
+}
+
 /// The node a new non-step range of (domain, name) aggregates into under the top frame. Past
 /// the depth limit, the first range is one "(deeper ranges)" row (f.limit) and the ranges inside
 /// it are not aggregated at all (f.aggregated false). Under the lock.
 inline std::uint32_t child_node(State& s, ThreadData& td, RangeBegin const& b, Frame& f) {
-  bool const root = td.stack.empty();
-  Frame const* top = root ? nullptr : &td.stack.back();
+  Frame const* top = enclosing(td);
+  bool const root = top == nullptr;
   if (top != nullptr && (top->limit || !top->aggregated)) {  // inside a range past the limit
     f.aggregated = false;
     ++td.depth_over_limit;
@@ -127,20 +148,26 @@ inline void Sink::on_push(RangeBegin const& b) noexcept {
   if (td == nullptr) return;
   bool const counted = counting(s_);
   bool const step = b.attributes != nullptr && is_step_range(*b.attributes);
+  bool const ignored = !step && !domain_counted(s_, b.domain);
   GpuContext const gpu = current_gpu;
   OwnerGuard lock{td->lock};
   NSIGHTKIT_DETAIL_TRY {
     sync_stack(s_, *td);
     Frame f;
     f.domain = b.domain;
+    if (ignored) {  // only so that its pop finds it
+      f.ignored = true;
+      td->stack.emplace_back(f);
+      return;
+    }
     f.counted = counted;
     f.step = step;
     f.payload = b.attributes->payload();
     if (step) {  // a step carries its enclosing path node: steps are not path components
-      if (!td->stack.empty()) {
-        f.node = td->stack.back().node;
-        f.depth = td->stack.back().depth;
-        f.aggregated = td->stack.back().aggregated && !td->stack.back().limit;
+      if (Frame const* top = enclosing(*td)) {
+        f.node = top->node;
+        f.depth = top->depth;
+        f.aggregated = top->aggregated && !top->limit;
       }
       if (counted) {
         f.label = static_cast<std::uint32_t>(td->open_labels.size());
@@ -184,6 +211,10 @@ inline void Sink::on_pop(char const* domain) noexcept {
                   td->stack.begin() + static_cast<std::ptrdiff_t>(i), td->stack.end());
     }
     Frame const& f = td->stack.back();  // popped at the end: nothing below pushes a frame
+    if (f.ignored) {
+      td->stack.pop_back();
+      return;
+    }
     GpuSource* const src = s_.source.load(std::memory_order_relaxed);
     if (f.counted) {
       std::int64_t const dur = now > f.start ? now - f.start : 0;
@@ -219,7 +250,10 @@ inline void Sink::on_pop(char const* domain) noexcept {
     bool const child = !f.step && f.aggregated;
     std::uint32_t const node = f.node;
     td->stack.pop_back();
-    if (child) (td->stack.empty() ? td->root_last_child : td->stack.back().last_child) = node;
+    if (child) {
+      Frame* const parent = enclosing(*td);
+      (parent == nullptr ? td->root_last_child : parent->last_child) = node;
+    }
     if (td->stack.empty()) {  // drop slots left behind by frames that ended out of order
       td->open_labels.clear();
       if (src != nullptr) src->drop_open(s_, *td);
@@ -240,7 +274,7 @@ inline std::string key(std::string_view domain, std::string_view name) {
 }
 
 inline void Sink::on_mark(RangeBegin const& b) noexcept {
-  if (!counting(s_)) return;
+  if (!counting(s_) || !domain_counted(s_, b.domain)) return;
   std::int64_t const now = s_.now();
   ThreadData* td = thread_data(s_);
   if (td == nullptr) return;
@@ -286,8 +320,56 @@ inline void Sink::on_thread_name(std::string_view name) noexcept {
   NSIGHTKIT_DETAIL_CATCH(...) {}
 }
 
+/// Names OS thread `tid`: its data now if it recorded already, and when it first records.
+inline void name_thread(State& s, std::uint32_t tid, std::string_view name) noexcept {
+  NSIGHTKIT_DETAIL_TRY {
+    std::lock_guard<std::mutex> lock{s.mutex};
+    auto it = s.thread_names.find(tid);
+    if (it != s.thread_names.end()) {
+      it->second.assign(name.data(), name.size());
+    } else if (s.thread_names.size() < max_resource_names) {
+      s.thread_names.emplace(tid, std::string{name});
+    }
+    // The latest thread with that id (an id is reused only after its thread ended).
+    for (auto t = s.threads.rbegin(); t != s.threads.rend(); ++t) {
+      if ((*t)->tid != tid) continue;
+      SpinGuard tl{(*t)->lock};
+      (*t)->name.assign(name.data(), name.size());
+      break;
+    }
+  }
+  NSIGHTKIT_DETAIL_CATCH(...) {}
+}
+
+/// Names a CUDA stream; the GPU source tells its key when it can (now, or at the snapshot).
+inline void name_stream(State& s, void const* stream, std::string_view name) noexcept {
+  NSIGHTKIT_DETAIL_TRY {
+    std::uint64_t key = 0;
+    GpuSource* const src = s.source.load(std::memory_order_acquire);
+    bool const keyed = src != nullptr && src->stream_key(const_cast<void*>(stream), key);
+    std::lock_guard<std::mutex> lock{s.mutex};
+    for (StreamName& n : s.stream_names) {
+      if (n.handle == stream) {
+        n.name.assign(name.data(), name.size());
+        if (keyed) {
+          n.key = key;
+          n.keyed = true;
+        }
+        return;
+      }
+    }
+    if (s.stream_names.size() < max_resource_names)
+      s.stream_names.push_back(StreamName{stream, key, keyed, std::string{name}});
+  }
+  NSIGHTKIT_DETAIL_CATCH(...) {}
+}
+
+inline void Sink::on_stream_name(void const* stream, std::string_view name) noexcept {
+  name_stream(s_, stream, name);
+}
+
 inline void Sink::on_start(std::uint64_t id, RangeBegin const& b) noexcept {
-  if (!counting(s_)) return;
+  if (!counting(s_) || !domain_counted(s_, b.domain)) return;
   std::uint32_t const tid = os_thread_id();
   NSIGHTKIT_DETAIL_TRY {
     OpenStartEnd open{b.domain, std::string{b.name}, 0, tid};

@@ -180,6 +180,32 @@ inline bool tool_injected() noexcept {
   return v != nullptr && *v != '\0';
 }
 
+/// Gives `streams` the names the program gave them, learning the key of names given before the
+/// GPU source could tell it.
+inline void name_streams(State& s, GpuSource* src, std::vector<GpuStreamStats>& streams) {
+  std::vector<StreamName> names;
+  {
+    std::lock_guard<std::mutex> lock{s.mutex};
+    names = s.stream_names;
+  }
+  for (StreamName& n : names) {
+    if (!n.keyed && src != nullptr && src->stream_key(const_cast<void*>(n.handle), n.key)) {
+      n.keyed = true;
+      std::lock_guard<std::mutex> lock{s.mutex};
+      for (StreamName& kept : s.stream_names) {
+        if (kept.handle == n.handle) {
+          kept.key = n.key;
+          kept.keyed = true;
+        }
+      }
+    }
+    if (!n.keyed) continue;
+    for (GpuStreamStats& st : streams) {
+      if ((std::uint64_t{st.device} << 32 | st.stream) == n.key) st.name = n.name;
+    }
+  }
+}
+
 /// Everything the report knows now, merged over threads. Completes GPU timing first (the GPU
 /// source's flush: the only place the report waits for the GPU).
 inline ReportSnapshot snapshot() {
@@ -284,6 +310,7 @@ inline ReportSnapshot snapshot() {
       snap.start_end.begin(), snap.start_end.end(),
       [](NamedStats const& a, NamedStats const& b) { return a.time.total_ns > b.time.total_ns; });
   if (src != nullptr) src->fill(*s, snap.gpu);
+  name_streams(*s, src, snap.gpu.streams);
   {
     std::lock_guard<std::mutex> lock{s->mutex};
     snap.gpu.note = s->gpu_note;

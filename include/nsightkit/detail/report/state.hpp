@@ -142,6 +142,8 @@ struct Frame {
   bool step{false};
   bool aggregated{true};  // false inside a range past the depth limit: counted, not aggregated
   bool limit{false};      // the first range past the depth limit: its node is "(deeper ranges)"
+  bool ignored{false};    // a range of a domain left out (ReportOptions::domains): kept only so
+                          // its pop finds it; not a path component, never counted
 };
 
 /// Events a thread buffers for the trace before the worker streaming it is woken.
@@ -284,6 +286,7 @@ class Sink final : public RangeSink {
   void on_end(std::uint64_t id) noexcept override;
   void on_mark(RangeBegin const& begin) noexcept override;
   void on_thread_name(std::string_view name) noexcept override;
+  void on_stream_name(void const* stream, std::string_view name) noexcept override;
 
  private:
   State& s_;
@@ -313,18 +316,38 @@ struct StartEndEvent {
 /// Open start/end ranges kept at most (ranges never ended must not grow memory without bound).
 inline constexpr std::size_t max_open_start_end = std::size_t{1} << 20;
 
+/// A name the program gave a CUDA stream: by handle, and by the key activity records carry
+/// (device << 32 | CUPTI stream id) once the GPU source could tell it.
+struct StreamName {
+  void const* handle;
+  std::uint64_t key;
+  bool keyed;
+  std::string name;
+};
+
+/// Names of threads and streams kept at most (a program naming objects in a loop).
+inline constexpr std::size_t max_resource_names = 4096;
+
 struct State {
   Sink sink{*this};
 
-  std::mutex mutex;  // threads, options, enabled, origin
+  std::mutex mutex;  // threads, options, enabled, origin, names
   std::vector<std::unique_ptr<ThreadData>> threads;
   ReportOptions options{};
   bool enabled{false};
+  // Names given through NVTX to threads (by OS thread id) other than the caller, and to streams.
+  std::unordered_map<std::uint32_t, std::string> thread_names;
+  std::vector<StreamName> stream_names;
   bool started{false};
   bool atexit_registered{false};
   std::atomic<bool> exit_written{false};
 
   // Read on the hot path.
+  std::atomic<bool> recording{false};  // enabled: the NVTX tool's callbacks forward events
+  // The domains whose ranges form paths (ReportOptions::domains); null: every domain. Lists are
+  // kept for the life of the process, so a reader never sees one freed.
+  std::atomic<std::vector<std::string> const*> domains{nullptr};
+  std::vector<std::unique_ptr<std::vector<std::string> const>> domain_lists;  // mutex
   std::atomic<ReportClock> clock{nullptr};
   std::atomic<std::int64_t> origin{0};
   std::atomic<bool> captured_only{false};
@@ -375,6 +398,8 @@ inline ThreadData* register_thread(State& s) noexcept {
     td->tid = os_thread_id();
     td->stack.reserve(32);
     std::lock_guard<std::mutex> lock{s.mutex};
+    auto const named = s.thread_names.find(td->tid);
+    if (named != s.thread_names.end()) td->name = named->second;
     td->index = s.threads.size();
     mark.data = td.get();
     s.threads.push_back(std::move(td));
