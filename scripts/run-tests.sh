@@ -49,7 +49,14 @@ mkdir -p "$out"
 # -O2 without debug information: -g costs g++ about half as much again per test file, and
 # nothing here reads it.
 release_o2=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" "-DCMAKE_CUDA_FLAGS_RELEASE=-O2 -DNDEBUG")
-run_suite gcc "--no-tests=error" "${release_o2[@]}" -DCMAKE_CXX_COMPILER=g++
+# A Python with PyPI's nvtx package: `nsightkit profile` runs a Python script annotated with it.
+nvtx_venv="$out/venv-nvtx"
+if [ ! -x "$nvtx_venv/bin/python" ] || ! "$nvtx_venv/bin/python" -c "import nvtx" 2>/dev/null; then
+  python3 -m venv "$nvtx_venv" && "$nvtx_venv/bin/pip" install -q nvtx \
+    || echo "could not install PyPI's nvtx package: the Python profile test will be skipped"
+fi
+run_suite gcc "--no-tests=error" "${release_o2[@]}" -DCMAKE_CXX_COMPILER=g++ \
+  "-DNSIGHTKIT_TEST_PYTHON_NVTX=$nvtx_venv/bin/python"
 # The packaging test (consumers) builds its programs with the plain compiler, the same as in the gcc
 # suite, and benchmarks have nothing to measure when disabled: both are left out here.
 run_suite disabled "-LE gpu|packaging" "${release_o2[@]}" -DCMAKE_CXX_COMPILER=g++ -DNSIGHTKIT_CUDA=OFF \
