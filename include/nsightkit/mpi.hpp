@@ -27,7 +27,7 @@
  *   communicator: every rank writes its own files as before (the names carry `.rankN`), and
  *   rank 0 also writes the merged view — the table (to where `table=` says; printed by rank 0
  *   alone), `json=`, `csv=` and `trace=` with `.merged` in their names — the same table, summary
- *   and CSV that tools/nsightkit_merge.py makes from the per-rank files: per path the min /
+ *   and CSV that `nsightkit merge` makes from the per-rank files: per path the min /
  *   median / max over ranks, the slowest rank and its excess, stragglers, each rank's time in
  *   collectives. A report written at exit (ReportOptions::at_exit, NSIGHTKIT_REPORT) is written in
  *   MPI_Finalize, while every rank can still take part. A rank without a report takes part too

@@ -16,12 +16,12 @@ namespace mpi {
 
 /**
  * @brief How rank 0 merges the ranks' reports: the straggler rule's thresholds and what counts as
- *        a collective. The defaults are those of tools/nsightkit_merge.py, so both give the same
+ *        a collective. The defaults are those of `nsightkit merge`, so both give the same
  *        table for one run (docs/multi-gpu.md, "Stragglers").
  */
 struct MergeOptions {
   /// A rank is flagged on a path when its total exceeds the median of the other ranks' totals by
-  /// more than this share, in percent (the offline tool's --min-excess) ...
+  /// more than this share, in percent (`nsightkit merge --min-excess`) ...
   double min_excess_pct{10.0};
   /// ... and by more than this many milliseconds (--min-excess-ms).
   double min_excess_ms{1.0};

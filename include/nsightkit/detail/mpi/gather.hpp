@@ -65,17 +65,6 @@ inline std::string merged_output_path(std::string_view path) {
   return out;
 }
 
-/// The merge's thresholds from the public options.
-inline TextOptions text_options(nsightkit::mpi::MergeOptions const& m) {
-  TextOptions o;
-  o.thresholds.excess = m.min_excess_pct / 100.0;
-  o.thresholds.excess_ns = m.min_excess_ms * 1e6;
-  o.thresholds.share = m.min_share_pct / 100.0;
-  for (std::string const& p : m.collectives) o.thresholds.collectives.push_back(ascii_lower(p));
-  o.straggler_paths = m.straggler_paths == 0 ? 1 : m.straggler_paths;
-  return o;
-}
-
 /// Sends `bytes` to rank 0 (a size, then pieces of at most 1 GiB: MPI counts are int).
 inline void send_to_root(std::string const& bytes, int tag, char const* what) {
   Runtime const& rt = runtime();
@@ -206,7 +195,7 @@ inline std::string trace_other_data(std::vector<RankReport> const& all, Alignmen
                                     std::vector<ClockOffset> const& offsets) {
   Runtime const& rt = runtime();
   std::string out = "{\"producer\":";
-  json_string(out, fmt::format("nsightkit_merge (in process: nsightkit/mpi.hpp, nsightkit {})",
+  json_string(out, fmt::format("nsightkit merge (in process: nsightkit/mpi.hpp, nsightkit {})",
                                version_string));
   out += ",\"ranks\":[";
   bool first = true;
@@ -256,7 +245,8 @@ inline std::string trace_other_data(std::vector<RankReport> const& all, Alignmen
   return out;
 }
 
-/// The warnings and notes of the offline merge that apply to one MPI job.
+/// The warnings and notes of the merge that apply to one MPI job (`nsightkit merge` has more: its
+/// files may come from different runs).
 inline void consistency_messages(std::vector<RankReport> const& all, bool trace,
                                  std::vector<Message>& messages) {
   std::string absent, captured, no_trace;
@@ -292,14 +282,8 @@ inline void consistency_messages(std::vector<RankReport> const& all, bool trace,
   for (RankReport const& r : all) {
     if (r.present) present.push_back(&r);
   }
-  auto const sources = gpu_sources(present);
-  if (sources.size() > 1) {
-    messages.push_back(
-        {"warning", fmt::format("the ranks' GPU times come from different sources ({}): CUPTI busy "
-                                "time and CUDA-event spans do not compare; GPU rows timed by both "
-                                "are \"mixed\" and not judged",
-                                gpu_sources_text(sources))});
-  }
+  std::string mixed = mixed_sources_warning(present);
+  if (!mixed.empty()) messages.push_back({"warning", std::move(mixed)});
   if (!no_trace.empty()) messages.push_back({"note", "no trace for rank(s) " + no_trace});
   for (RankReport const& r : all) {
     if (r.present && !r.gpu_error.empty())
@@ -350,7 +334,7 @@ inline bool write_merged(ReportOptions const& o, std::vector<RankReport> const& 
     }
     if (!o.json.empty()) {
       std::string const producer = fmt::format(
-          "nsightkit_merge (in process: nsightkit/mpi.hpp, nsightkit {})", version_string);
+          "nsightkit merge (in process: nsightkit/mpi.hpp, nsightkit {})", version_string);
       file(o.json, "merged summary JSON", "summary.merged", ".json",
            [&](report::TextSink& sink) { merged_json(sink, v, to, messages, producer); });
     }
@@ -361,18 +345,8 @@ inline bool write_merged(ReportOptions const& o, std::vector<RankReport> const& 
   }
   if (!o.trace.empty() && !fragments.empty()) {
     std::string const other = trace_other_data(all, a, offsets);
-    file(o.trace, "merged trace", "trace.merged", ".json", [&](report::TextSink& sink) {
-      sink.buffer() += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
-      for (std::size_t i = 0; i < fragments.size(); ++i) {
-        if (i != 0) sink.buffer() += ",\n";
-        sink.buffer() += fragments[i];
-        sink.maybe_flush();
-      }
-      sink.buffer() += "\n],\"otherData\":";
-      sink.buffer() += other;
-      sink.buffer() += "}\n";
-      sink.flush();
-    });
+    file(o.trace, "merged trace", "trace.merged", ".json",
+         [&](report::TextSink& sink) { merged_trace(sink, fragments, other); });
   }
   if (!wrote.empty()) {
     std::string line = "nsightkit mpi: wrote";

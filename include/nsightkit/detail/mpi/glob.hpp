@@ -1,6 +1,7 @@
-// Internal: the glob patterns that mark collectives in the merged report, matched as Python's
-// fnmatch.fnmatchcase matches them in tools/nsightkit_merge.py (the two merges must agree), and
-// the ASCII lower-casing both apply to names and patterns. Pure C++.
+// Internal: glob patterns as shell wildcards match names ('*', '?', '[seq]', '[!seq]', as Python's
+// fnmatch.fnmatchcase does; '*' also matches '/'): the patterns that mark collectives in the
+// merged report, and `nsightkit stats --filter`. With the ASCII lower-casing the merge applies to
+// names and patterns. Pure C++.
 #pragma once
 
 #include <nsightkit/config.hpp>
@@ -12,7 +13,8 @@
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::mpi {
 
-/// fnmatch.fnmatchcase: '*', '?', '[seq]', '[!seq]' (a '[' without ']' is itself).
+/// Whether `text` matches `pattern` as a whole: '*', '?', '[seq]', '[!seq]' (a '[' without ']'
+/// is itself).
 inline bool glob_match(std::string_view text, std::string_view pattern) {
   std::size_t t = 0, p = 0, star_p = std::string_view::npos, star_t = 0;
   auto one = [&](std::size_t pi, char c, std::size_t& width) {

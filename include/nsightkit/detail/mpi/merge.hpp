@@ -1,8 +1,8 @@
-// Internal: every rank's report merged into one view, computed as tools/nsightkit_merge.py
-// computes it from per-rank files — the same rows in the same order, the same min / median / max,
-// slowest rank and excess, the same straggler rule and handling of collectives — so that the
-// in-process merge of nsightkit/mpi.hpp and the offline tool agree on one run. Pure C++: the data
-// comes from ReportSnapshots (rank_report()), detail/mpi/gather.hpp moves it between ranks.
+// Internal: every rank's report merged into one view — per path the min / median / max over the
+// ranks, the slowest rank and its excess, the straggler rule and the handling of collectives.
+// The one implementation of the merge: the MPI component (detail/mpi/gather.hpp, which moves the
+// data between ranks) and `nsightkit merge` (tools/nsightkit/merge.cpp, which reads per-rank
+// files) both hand it ReportSnapshots through rank_report(). Pure C++.
 #pragma once
 
 #include <nsightkit/config.hpp>
@@ -73,11 +73,11 @@ struct RankMark {
   std::uint64_t count{0};
 };
 
-/// What the merge needs of one rank's report: the parts of its summary (and trace) that
-/// tools/nsightkit_merge.py reads.
+/// What the merge needs of one rank's report: the parts of its summary (and trace) it uses.
 struct RankReport {
   int rank{0};
-  bool present{false};  ///< false: the rank took part without a report (never enabled)
+  bool present{false};        ///< false: the rank took part without a report (never enabled)
+  bool rank_assigned{false};  ///< the file had no rank; `nsightkit merge --assign-ranks` gave one
   long pid{0};
   std::string version;
   std::int64_t run_ns{0};

@@ -1,6 +1,7 @@
-// Internal: the merged report's summary JSON ("format": "nsightkit-merged-report") and CSV, as
-// tools/nsightkit_merge.py writes them (--json-out, --csv-out: both bases), so that the two agree
-// byte for byte. The table and the number formats are in merge_text.hpp.
+// Internal: the merged report's summary JSON ("format": "nsightkit-merged-report", version 1) and
+// CSV, with the statistics of both bases (CPU and GPU time) and every rank's numbers; what rank 0
+// writes under MPI and `nsightkit merge --json/--csv` writes. The table and the number formats
+// are in merge_text.hpp.
 #pragma once
 
 #include <nsightkit/config.hpp>
@@ -162,7 +163,7 @@ inline void json_collective_time(std::string& out, MergedView const& v, Basis ba
   out += ']';
 }
 
-/// The merged summary (format "nsightkit-merged-report", version 1, as --json-out writes it).
+/// The merged summary (format "nsightkit-merged-report", version 1).
 inline void merged_json(report::TextSink& sink, MergedView const& v, TextOptions const& o,
                         std::vector<Message> const& messages, std::string const& producer) {
   std::string& out = sink.buffer();
@@ -174,8 +175,8 @@ inline void merged_json(report::TextSink& sink, MergedView const& v, TextOptions
   for (std::size_t i = 0; i < v.ranks.size(); ++i) {
     RankReport const* s = v.ranks[i];
     fmt::format_to(std::back_inserter(out),
-                   "{}\n {{\"rank\":{},\"rank_assigned\":false,\"file\":", i == 0 ? "" : ",",
-                   s->rank);
+                   "{}\n {{\"rank\":{},\"rank_assigned\":{},\"file\":", i == 0 ? "" : ",", s->rank,
+                   s->rank_assigned ? "true" : "false");
     if (s->summary_file.empty()) {
       out += "null";
     } else {

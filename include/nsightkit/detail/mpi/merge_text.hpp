@@ -1,7 +1,8 @@
-// Internal: the merged report's table (and the number formats every merged output shares), as
-// tools/nsightkit_merge.py prints it with its default options (tree order, CPU time), so that the
-// two agree line for line. Numbers follow Python's: a median is an integer when it is one. The
-// merged summary JSON and the CSV are in merge_json.hpp.
+// Internal: the merged report's table and the number formats every merged output shares
+// ("812 ns", "3.25 us"; a median is an integer when it is one). The default table (tree order,
+// CPU time) is what rank 0 prints under MPI; `nsightkit merge` adds its other views (sorted, GPU
+// time, the largest paths only, a column per rank). The merged summary JSON and the CSV are in
+// merge_json.hpp.
 #pragma once
 
 #include <nsightkit/config.hpp>
@@ -10,12 +11,14 @@
 #include <nsightkit/detail/mpi/merge.hpp>
 #include <nsightkit/detail/report/text_sink.hpp>
 #include <nsightkit/detail/text.hpp>
+#include <nsightkit/mpi_types.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -149,22 +152,44 @@ inline std::string gpu_sources_text(std::vector<std::pair<GpuFrom, std::vector<i
   return out;
 }
 
+/// The table's cells of `rows` on `basis`: the name (indented by depth in tree order, else the
+/// full path), ranks present, calls, %run, min / median / max, slowest rank, excess, mean per
+/// call; on GPU time the source; with `per_rank_cols` each rank's total ("missing": the rank lacks
+/// the path; "-": it has the path but no time of this kind).
 inline std::vector<std::vector<std::string>> table_rows(std::vector<Merged const*> const& rows,
-                                                        std::size_t n_ranks, double run_median,
-                                                        bool tree) {
+                                                        Basis basis,
+                                                        std::vector<int> const& all_ranks,
+                                                        double run_median, bool tree,
+                                                        bool per_rank_cols) {
   std::vector<std::vector<std::string>> out;
   for (Merged const* m : rows) {
-    PerRank const per_rank = m->per_rank(Basis::cpu);
+    PerRank const per_rank = m->per_rank(basis);
     auto const st = spread(per_rank);
     std::string name = tree ? std::string(2 * m->depth, ' ') + m->label : m->path;
-    out.push_back({std::move(name), fmt::format("{}/{}", m->ranks.size(), n_ranks),
-                   fmt_calls(m->counts(Basis::cpu)),
-                   st ? fmt::format("{:.1f}%", share_of_run(*m, Basis::cpu, run_median) * 100)
-                      : std::string{"-"},
-                   st ? fmt_ns(st->min_ns) : "-", st ? fmt_ns(st->median_ns) : "-",
-                   st ? fmt_ns(st->max_ns) : "-",
-                   st && per_rank.size() > 1 ? fmt::format("rank {}", st->slowest) : "-",
-                   fmt_excess(st), fmt_ns(m->mean_per_call(Basis::cpu))});
+    std::vector<std::string> cells{
+        std::move(name),
+        fmt::format("{}/{}", m->ranks.size(), all_ranks.size()),
+        fmt_calls(m->counts(basis)),
+        st ? fmt::format("{:.1f}%", share_of_run(*m, basis, run_median) * 100) : std::string{"-"},
+        st ? fmt_ns(st->min_ns) : "-",
+        st ? fmt_ns(st->median_ns) : "-",
+        st ? fmt_ns(st->max_ns) : "-",
+        st && per_rank.size() > 1 ? fmt::format("rank {}", st->slowest) : "-",
+        fmt_excess(st),
+        fmt_ns(m->mean_per_call(basis))};
+    if (basis == Basis::gpu) {
+      char const* source = to_string(m->gpu_from());
+      cells.emplace_back(*source != '\0' ? source : "-");
+    }
+    if (per_rank_cols) {
+      for (int r : all_ranks) {
+        auto const it = per_rank.find(r);
+        cells.push_back(it != per_rank.end()     ? fmt_ns(it->second)
+                        : m->ranks.count(r) != 0 ? "-"
+                                                 : "missing");
+      }
+    }
+    out.push_back(std::move(cells));
   }
   return out;
 }
@@ -256,38 +281,145 @@ inline std::vector<std::string> straggler_lines(Stragglers const& s, Basis basis
   return lines;
 }
 
-/// The merge's options that change its results (MergeOptions without the MPI parts).
+/// The order of the merged table's paths.
+enum class Order {
+  tree,   ///< a parent before its children, siblings by median total (the default)
+  total,  ///< largest median total first
+  excess  ///< largest relative excess of the slowest rank first
+};
+
+/// The merge's options that change its results and its table (MergeOptions without the MPI parts;
+/// the in-process merge keeps the table's defaults).
 struct TextOptions {
   Thresholds thresholds;
   std::size_t straggler_paths{8};
+  Basis basis{Basis::cpu};  ///< the table and the straggler rule on CPU or GPU time
+  Order order{Order::tree};
+  std::size_t top{0};    ///< only the N paths with the largest median total (0: every path)
+  bool per_rank{false};  ///< a column with each rank's total
 };
 
-/// The merged table, as `nsightkit_merge.py` prints it without options.
+/// The merge's options from the public ones (nsightkit::mpi::MergeOptions, whose defaults both
+/// merges use).
+inline TextOptions text_options(nsightkit::mpi::MergeOptions const& m) {
+  TextOptions o;
+  o.thresholds.excess = m.min_excess_pct / 100.0;
+  o.thresholds.excess_ns = m.min_excess_ms * 1e6;
+  o.thresholds.share = m.min_share_pct / 100.0;
+  for (std::string const& p : m.collectives) o.thresholds.collectives.push_back(ascii_lower(p));
+  o.straggler_paths = m.straggler_paths == 0 ? 1 : m.straggler_paths;
+  return o;
+}
+
+/// What each GPU source measures, as the GPU table says it.
+inline char const* gpu_source_meaning(GpuFrom g) noexcept {
+  return g == GpuFrom::cupti
+             ? "busy time of the kernels, copies and memsets a path launched, on any stream "
+               "(NCCL's too)"
+             : "span between CUDA events on the thread's current stream (other streams unseen)";
+}
+
+/// The warning for ranks whose GPU times come from different sources ("" when they agree).
+inline std::string mixed_sources_warning(std::vector<RankReport const*> const& ranks) {
+  auto const sources = gpu_sources(ranks);
+  if (sources.size() < 2) return {};
+  return fmt::format(
+      "the ranks' GPU times come from different sources ({}): CUPTI busy time and CUDA-event "
+      "spans do not compare; GPU rows timed by both are \"mixed\" and not judged",
+      gpu_sources_text(sources));
+}
+
+/// The paths of the table in the order `o` asks for, the N largest only with `o.top`.
+inline std::vector<Merged const*> ordered_rows(std::vector<Merged const*> const& tree,
+                                               TextOptions const& o) {
+  auto median = [&](Merged const* m) {
+    auto const st = m->stats(o.basis);
+    return st ? st->median_ns : -1.0;
+  };
+  std::vector<Merged const*> rows = tree;
+  if (o.top != 0 && rows.size() > o.top) {
+    std::vector<Merged const*> by_total = rows;
+    std::stable_sort(by_total.begin(), by_total.end(),
+                     [&](Merged const* a, Merged const* b) { return median(a) > median(b); });
+    by_total.resize(o.top);
+    std::set<Merged const*> const keep(by_total.begin(), by_total.end());
+    rows.erase(std::remove_if(rows.begin(), rows.end(),
+                              [&](Merged const* m) { return keep.count(m) == 0; }),
+               rows.end());
+  }
+  if (o.order == Order::total) {
+    std::stable_sort(rows.begin(), rows.end(),
+                     [&](Merged const* a, Merged const* b) { return median(a) > median(b); });
+  } else if (o.order == Order::excess) {
+    // Rows without an excess last; an infinite one (the others took no time) first.
+    auto key = [&](Merged const* m) {
+      auto const st = m->stats(o.basis);
+      if (!st || !st->has_others) return std::pair<int, double>{1, 0.0};
+      return std::pair<int, double>{
+          0, st->has_excess ? -st->excess : -std::numeric_limits<double>::infinity()};
+    };
+    std::stable_sort(rows.begin(), rows.end(),
+                     [&](Merged const* a, Merged const* b) { return key(a) < key(b); });
+  }
+  return rows;
+}
+
+/// The merged table: per path the ranks' totals on `o.basis`, then (CPU time) the steps and the
+/// start/end ranges, marks, paths missing on some ranks, time in collectives and stragglers.
 inline std::string format_table(MergedView const& v, TextOptions const& o) {
   std::vector<int> const all_ranks = v.rank_numbers();
   Spread const run = run_spread(v);
+  bool const gpu_basis = o.basis == Basis::gpu;
   std::vector<std::string> lines{
       fmt::format("nsightkit merged report: {} ranks ({}); run time median {} (min {}, max {} on "
                   "rank {})",
                   all_ranks.size(), join_ranks(all_ranks), fmt_ns(run.median_ns),
                   fmt_ns(run.min_ns), fmt_ns(run.max_ns), run.slowest),
-      "CPU wall time per range path; a rank's total is the sum over its threads. min/median/max: "
-      "across the",
+      fmt::format("{} per range path; a rank's total is the sum over its threads. min/median/max: "
+                  "across the",
+                  gpu_basis ? "GPU time" : "CPU wall time"),
       "ranks that have the path; slowest: the rank with the max; excess: how much the slowest "
       "exceeds the",
       "median of the other ranks (with 2 ranks: the other rank); %run: median total / median run "
       "time;",
-      "mean/call: all ranks' time over all their calls",
-      ""};
-  std::vector<std::string> const header{"path",   "ranks", "calls",   "%run",   "min",
-                                        "median", "max",   "slowest", "excess", "mean/call"};
-  render_table(lines, header, table_rows(v.tree, all_ranks.size(), run.median_ns, true));
+      "mean/call: all ranks' time over all their calls"};
+  auto const sources = gpu_sources(v.ranks);
+  if (gpu_basis) {
+    for (auto const& [g, ranks] : sources) {
+      lines.push_back(fmt::format("source {} (rank(s) {}): {}", to_string(g), short_list(ranks),
+                                  gpu_source_meaning(g)));
+    }
+    if (sources.size() > 1) {
+      lines.emplace_back(
+          "the ranks' sources differ: a row timed by both is \"mixed\" (its min/median/max "
+          "compare busy time with spans) and not judged");
+    }
+  }
+  lines.emplace_back("");
+  std::vector<Merged const*> rows = ordered_rows(v.tree, o);
+  if (gpu_basis) {
+    rows.erase(std::remove_if(rows.begin(), rows.end(),
+                              [](Merged const* m) { return m->per_rank(Basis::gpu).empty(); }),
+               rows.end());
+  }
+  std::vector<std::string> header{"path",   "ranks", "calls",   "%run",   "min",
+                                  "median", "max",   "slowest", "excess", "mean/call"};
+  if (gpu_basis) header.emplace_back("source");
+  if (o.per_rank) {
+    for (int r : all_ranks) header.push_back(fmt::format("rank {}", r));
+  }
+  render_table(
+      lines, header,
+      table_rows(rows, o.basis, all_ranks, run.median_ns, o.order == Order::tree, o.per_rank));
+  if (o.top != 0 && rows.size() < v.tree.size()) {
+    lines.push_back(
+        fmt::format("({} smaller paths not shown: --top {})", v.tree.size() - rows.size(), o.top));
+  }
   bool const gpu = std::any_of(v.tree.begin(), v.tree.end(),
                                [](Merged const* m) { return !m->per_rank(Basis::gpu).empty(); });
-  if (gpu) {
-    auto const sources = gpu_sources(v.ranks);
+  if (gpu && !gpu_basis) {
     lines.push_back(
-        fmt::format("(GPU times present, from {}: nsightkit_merge.py --gpu shows and judges them)",
+        fmt::format("(GPU times present, from {}: nsightkit merge --gpu shows and judges them)",
                     gpu_sources_text(sources)));
     if (sources.size() > 1) {
       lines.emplace_back(
@@ -295,15 +427,17 @@ inline std::string format_table(MergedView const& v, TextOptions const& o) {
           "rows timed by both are \"mixed\" and not judged)");
     }
   }
-  if (v.steps != nullptr) {
+  if (v.steps != nullptr && !gpu_basis) {
     lines.emplace_back("");
     lines.emplace_back("capture-window steps:");
-    render_table(lines, header, table_rows({v.steps}, all_ranks.size(), run.median_ns, false));
+    render_table(lines, header,
+                 table_rows({v.steps}, Basis::cpu, all_ranks, run.median_ns, false, o.per_rank));
   }
-  if (!v.start_end.empty()) {
+  if (!v.start_end.empty() && !gpu_basis) {
     lines.emplace_back("");
     lines.emplace_back("start/end ranges (by name, not part of paths):");
-    render_table(lines, header, table_rows(v.start_end, all_ranks.size(), run.median_ns, false));
+    render_table(lines, header,
+                 table_rows(v.start_end, Basis::cpu, all_ranks, run.median_ns, false, o.per_rank));
   }
   // Marks: by domain and name, in the order first seen.
   std::vector<std::pair<Component, std::map<int, std::uint64_t>>> marks;
@@ -350,26 +484,27 @@ inline std::string format_table(MergedView const& v, TextOptions const& o) {
     lines.emplace_back("paths missing on some ranks:");
     lines.insert(lines.end(), missing.begin(), missing.end());
   }
-  if (auto const ct = collective_time(v.tree, Basis::cpu, o.thresholds)) {
+  if (auto const ct = collective_time(v.tree, o.basis, o.thresholds)) {
     lines.emplace_back("");
-    lines.emplace_back(
-        "time in collectives (CPU time): per rank, the outermost paths matching a collective "
-        "pattern");
-    std::vector<std::vector<std::string>> rows;
+    lines.push_back(fmt::format(
+        "time in collectives ({} time): per rank, the outermost paths matching a collective "
+        "pattern",
+        gpu_basis ? "GPU" : "CPU"));
+    std::vector<std::vector<std::string>> cells;
     for (RankReport const* s : v.ranks) {
       auto const it = ct->find(s->rank);
       double const t = it != ct->end() ? it->second : 0.0;
-      rows.push_back({fmt::format("rank {}", s->rank), fmt_ns(t),
-                      s->run_ns > 0
-                          ? fmt::format("{:.1f}%", 100.0 * t / static_cast<double>(s->run_ns))
-                          : "-"});
+      cells.push_back({fmt::format("rank {}", s->rank), fmt_ns(t),
+                       s->run_ns > 0
+                           ? fmt::format("{:.1f}%", 100.0 * t / static_cast<double>(s->run_ns))
+                           : "-"});
     }
-    render_table(lines, {"rank", "in collectives", "% of its run"}, rows);
+    render_table(lines, {"rank", "in collectives", "% of its run"}, cells);
   }
   lines.emplace_back("");
   Stragglers const s =
-      find_stragglers(judged_rows(v, Basis::cpu), Basis::cpu, run.median_ns, o.thresholds);
-  auto const sl = straggler_lines(s, Basis::cpu, o.thresholds, all_ranks.size(), o.straggler_paths);
+      find_stragglers(judged_rows(v, o.basis), o.basis, run.median_ns, o.thresholds);
+  auto const sl = straggler_lines(s, o.basis, o.thresholds, all_ranks.size(), o.straggler_paths);
   lines.insert(lines.end(), sl.begin(), sl.end());
   std::string out;
   for (auto const& l : lines) {

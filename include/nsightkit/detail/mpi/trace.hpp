@@ -1,20 +1,26 @@
-// Internal: one Chrome trace of every rank, as tools/nsightkit_merge.py --trace-out makes it from
-// per-rank traces: a process per rank (pid = rank, ordered by process_sort_index), every rank's
-// events shifted onto one time line, start/end ids renumbered so that two ranks' ids never pair.
+// Internal: one Chrome trace of every rank: a process per rank (pid = rank, ordered by
+// process_sort_index), every rank's events shifted onto one time line, start/end ids renumbered
+// so that two ranks' ids never pair. The MPI component (gather.hpp) and `nsightkit merge` both
+// make it here.
 //
-// Each rank takes the trace the report writes (detail::report::trace_json, one event per line:
-// names are escaped, so no line break falls inside an event) and rewrites three fields of each
-// event — pid, ts and a start/end id — before sending it to rank 0, which only concatenates. The
-// scan below reads that writer's output, not arbitrary JSON: a top-level key of an event is a
-// string at brace depth 1 followed by ':'.
+// Each rank's events come one per line: under MPI the trace the report writes
+// (detail::report::trace_json; names are escaped, so no line break falls inside an event),
+// offline each event of a trace file written out again on one line. rank_fragment() rewrites
+// three fields of each event — pid, ts and a start/end id — and the parts are only concatenated.
+// The scan below reads such compact JSON objects, not arbitrary text: a top-level key of an event
+// is a string at brace depth 1 followed by ':'.
 #pragma once
 
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/fmt_format.hpp>
 #include <nsightkit/detail/json.hpp>
+#include <nsightkit/detail/report/text_sink.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -92,25 +98,42 @@ inline bool scan_event(std::string_view e, EventFields& f) noexcept {
   return depth == 0;
 }
 
-/// A "ts" the report wrote ("12.345", "-0.250", "0") in nanoseconds; false for anything else.
+/// A "ts" in microseconds ("12.345", "-0.250", "0", "5.0", "1e-05") in nanoseconds, rounded to
+/// the nearest; false for anything that is not a JSON number.
 inline bool parse_micros(std::string_view s, std::int64_t& ns) noexcept {
   bool const negative = !s.empty() && s.front() == '-';
-  if (negative) s.remove_prefix(1);
+  std::string_view digits = negative ? s.substr(1) : s;
   std::int64_t whole = 0, frac = 0;
-  std::size_t i = 0, digits = 0;
-  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, ++digits)
-    whole = whole * 10 + (s[i] - '0');
-  if (digits == 0 || digits > 15) return false;
-  if (i < s.size()) {
-    if (s[i] != '.' || s.size() - i - 1 > 3 || s.size() - i - 1 == 0) return false;
+  std::size_t i = 0, n_whole = 0;
+  for (; i < digits.size() && digits[i] >= '0' && digits[i] <= '9'; ++i, ++n_whole)
+    whole = whole * 10 + (digits[i] - '0');
+  bool simple = n_whole != 0 && n_whole <= 15;
+  if (simple && i < digits.size()) {
+    // The report's own form: at most three decimals, read exactly.
+    std::size_t const decimals = digits.size() - i - 1;
+    simple = digits[i] == '.' && decimals != 0 && decimals <= 3;
     std::size_t n = 0;
-    for (++i; i < s.size(); ++i, ++n) {
-      if (s[i] < '0' || s[i] > '9') return false;
-      frac = frac * 10 + (s[i] - '0');
+    for (++i; simple && i < digits.size(); ++i, ++n) {
+      simple = digits[i] >= '0' && digits[i] <= '9';
+      frac = frac * 10 + (digits[i] - '0');
     }
     for (; n < 3; ++n) frac *= 10;
   }
-  ns = (whole * 1000 + frac) * (negative ? -1 : 1);
+  if (simple) {
+    ns = (whole * 1000 + frac) * (negative ? -1 : 1);
+    return true;
+  }
+  // Any other JSON number (more decimals, an exponent): through a double.
+  if (s.empty() || s.size() > 64 ||
+      s.find_first_not_of("0123456789+-.eE") != std::string_view::npos)
+    return false;
+  char buf[72];
+  std::memcpy(buf, s.data(), s.size());
+  buf[s.size()] = '\0';
+  char* end = nullptr;
+  double const us = std::strtod(buf, &end);
+  if (end != buf + s.size() || !std::isfinite(us) || std::abs(us) > 9.2e15) return false;
+  ns = std::llround(us * 1000.0);
   return true;
 }
 
@@ -141,15 +164,25 @@ inline std::uint64_t count_async_ids(std::string_view events) {
   return seen.size();
 }
 
-/// This rank's part of the merged trace: its process_sort_index, then its events with pid =
-/// `rank`, ts + `shift_ns` (not metadata) and start/end ids renumbered from `id_base` + 1 in the
-/// order first seen. Events are joined by ",\n" (rank 0 joins the parts the same way).
+/// This rank's part of the merged trace: a process_name event when `process_name` is not empty,
+/// its process_sort_index, then its events with pid = `rank`, ts + `shift_ns` (not metadata) and
+/// start/end ids renumbered from `id_base` + 1 in the order first seen. Events are joined by ",\n"
+/// (the parts are joined the same way, merged_trace()).
 inline std::string rank_fragment(std::string_view events, int rank, std::int64_t shift_ns,
-                                 std::uint64_t id_base) {
-  std::string out = fmt::format(
-      "{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{},\"tid\":0,\"ts\":0,"
-      "\"args\":{{\"sort_index\":{}}}}}",
-      rank, rank);
+                                 std::uint64_t id_base, std::string_view process_name = {}) {
+  std::string out;
+  if (!process_name.empty()) {
+    fmt::format_to(std::back_inserter(out),
+                   "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"tid\":0,\"ts\":0,"
+                   "\"args\":{{\"name\":",
+                   rank);
+    json_string(out, process_name);
+    out += "}},\n";
+  }
+  fmt::format_to(std::back_inserter(out),
+                 "{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{},\"tid\":0,\"ts\":0,"
+                 "\"args\":{{\"sort_index\":{}}}}}",
+                 rank, rank);
   out.reserve(events.size() + out.size() + events.size() / 16);
   std::unordered_map<std::string_view, std::uint64_t> ids;
   for_each_event(events, [&](std::string_view line) {
@@ -187,6 +220,22 @@ inline std::string rank_fragment(std::string_view events, int rank, std::int64_t
     out.append(pos, static_cast<std::size_t>(line.data() + line.size() - pos));
   });
   return out;
+}
+
+/// The merged trace: every rank's fragment (rank_fragment()) joined, and `other_data` (a JSON
+/// object saying where each rank's events came from) as its otherData.
+inline void merged_trace(report::TextSink& sink, std::vector<std::string> const& fragments,
+                         std::string const& other_data) {
+  sink.buffer() += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  for (std::size_t i = 0; i < fragments.size(); ++i) {
+    if (i != 0) sink.buffer() += ",\n";
+    sink.buffer() += fragments[i];
+    sink.maybe_flush();
+  }
+  sink.buffer() += "\n],\"otherData\":";
+  sink.buffer() += other_data;
+  sink.buffer() += "}\n";
+  sink.flush();
 }
 
 }  // namespace detail::mpi

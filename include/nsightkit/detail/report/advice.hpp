@@ -302,8 +302,7 @@ inline std::vector<Advice> advise(ReportSnapshot const& s, AdviceMode mode,
 
   missing.push_back(
       "NCCL waiting on a straggler rank: needs every rank's report merged "
-      "(tools/nsightkit_merge.py "
-      "judges stragglers)");
+      "(nsightkit merge judges stragglers)");
 
   // Most costly first; below the threshold only with advice=all.
   std::stable_sort(out.begin(), out.end(),
