@@ -177,7 +177,50 @@ TEST_CASE("the page without a chart library says how to complete it") {
   rep::write_html(sink, crafted(), lib);
   CHECK(sink.buffer().find("was not found when this page was written: '/nowhere/d3.min.js' "
                            "cannot be read") != std::string::npos);
-  CHECK(sink.buffer().find("nsightkit_html.py") != std::string::npos);  // the page's own hint
+  CHECK(sink.buffer().find("nsightkit html THIS_PAGE.html") != std::string::npos);  // its hint
+}
+
+TEST_CASE("a page of several runs: the union of their paths, each run's numbers or null") {
+  auto const before = crafted();
+  auto after = crafted();
+  after.rank = 1;
+  after.paths.pop_back();  // "model/</script>..." only in the first run
+  nsightkit::PathStats c;
+  c.path = "model/new";
+  c.name = "new";
+  c.depth = 1;
+  c.parent = 0;
+  c.cpu.count = 1;
+  c.cpu.total_ns = 70;
+  after.paths.push_back(c);
+  nsightkit::PathStats d;  // a domain's range of the same name is another path
+  d.path = "model/cuda@new";
+  d.name = "cuda@new";
+  d.domain = "cuda";
+  d.depth = 1;
+  d.parent = 0;
+  d.cpu.count = 2;
+  d.cpu.total_ns = 90;
+  after.paths.push_back(d);
+  rep::HtmlLibrary lib{"var d3={version:\"3.5.16\"};", "test"};
+  rep::TextSink sink;
+  rep::write_html(sink, {{&before, "before"}, {&after, "after"}}, rep::HtmlMode::compare,
+                  "nsightkit: before vs after", lib);
+  std::string const& page = sink.buffer();
+  CHECK(page.find("\"mode\":\"compare\"") != std::string::npos);
+  CHECK(page.find("\"label\":\"before\",\"rank\":null,\"pid\":4242") != std::string::npos);
+  CHECK(page.find("\"label\":\"after\",\"rank\":1,\"pid\":4242") != std::string::npos);
+  // model, the first run's child, then the second run's two: parents by index.
+  CHECK(page.find("\"paths\":{\"name\":[\"model\",\"\\u003c/script>\\u003cb>x\\u003c/b>\","
+                  "\"new\",\"cuda@new\"],\"parent\":[-1,0,0,0]}") != std::string::npos);
+  // Per run a row per path of the union; null where the run lacks it.
+  CHECK(page.find(
+            "\"values\":[[\n[3,900000,100000,0.0,0,0,0,1,0,0,0,0,0,0,0,0],\n[3,800000,0,0.0,"
+            "0,0,0,1,500000,0,0,6,0,0,0,0],\nnull,\nnull],[\n[3,900000,100000,0.0,0,0,0,1,0,0,"
+            "0,0,0,0,0,0],\nnull,\n[1,70,0,0.0,0,0,0,1,0,0,0,0,0,0,0,0],\n[2,90,0,0.0,0,0,0,1,0,"
+            "0,0,0,0,0,0,0]]]") != std::string::npos);
+  CHECK(page.find("\"top\":[{\"1\":[[0,6,450000]]},{}]") != std::string::npos);
+  CHECK(page.find("<title>nsightkit: before vs after</title>") != std::string::npos);
 }
 
 TEST_CASE("the chart library: NSIGHTKIT_REPORT_D3 names it, and only d3 3.x is taken") {

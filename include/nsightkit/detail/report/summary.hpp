@@ -112,13 +112,17 @@ inline void json_rows(TextSink& sink, std::vector<PathStats> const& rows, std::u
 }
 
 /// The machine-readable summary as JSON (format "nsightkit-report", version 1; docs/report.md).
-inline void summary_json(TextSink& sink, ReportSnapshot const& s) {
+/// `nsightkit_version` is the version of nsightkit that made the snapshot (`nsightkit stats
+/// --json` writes a saved report's again).
+inline void summary_json(TextSink& sink, ReportSnapshot const& s,
+                         std::string_view nsightkit_version = version_string) {
   std::string& out = sink.buffer();
+  out += "{\"format\":\"nsightkit-report\",\"version\":1,\"nsightkit_version\":";
+  json_string(out, nsightkit_version);
   fmt::format_to(
       std::back_inserter(out),
-      "{{\"format\":\"nsightkit-report\",\"version\":1,\"nsightkit_version\":\"{}\",\"rank\":{},"
-      "\"pid\":{},\"forked_from\":{},\"run_ns\":{},\"captured_only\":{},\n\"paths\":",
-      version_string, s.rank ? std::to_string(*s.rank) : std::string{"null"}, s.pid,
+      ",\"rank\":{},\"pid\":{},\"forked_from\":{},\"run_ns\":{},\"captured_only\":{},\n\"paths\":",
+      s.rank ? std::to_string(*s.rank) : std::string{"null"}, s.pid,
       s.forked_from != 0 ? std::to_string(s.forked_from) : std::string{"null"}, s.run_ns,
       s.captured_only ? "true" : "false");
   json_rows(sink, s.paths, 0, false);
@@ -222,9 +226,10 @@ inline void summary_json(TextSink& sink, ReportSnapshot const& s) {
   sink.flush();
 }
 
-inline std::string summary_json(ReportSnapshot const& s) {
+inline std::string summary_json(ReportSnapshot const& s,
+                                std::string_view nsightkit_version = version_string) {
   TextSink sink;
-  summary_json(sink, s);
+  summary_json(sink, s, nsightkit_version);
   return std::move(sink.buffer());
 }
 
