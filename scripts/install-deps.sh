@@ -9,6 +9,7 @@ packages=(cmake ninja-build g++ clang libclang-rt-dev clang-format libfmt-dev ca
   python3 python3-venv binutils doxygen)
 packages+=(chromium libjs-d3 zlib1g-dev)  # the report's HTML page: its browser tests, its chart library; gzip
 packages+=(libopenmpi-dev openmpi-bin)  # nsightkit::mpi and resnet_training's data-parallel tests (mpirun)
+packages+=(nlohmann-json3-dev)  # the nsightkit command reads saved reports with it (never the library)
 sudo=""
 if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive

@@ -22,5 +22,9 @@ struct Subcommand {
 };
 
 int run_profile(Invocation const& call);
+int run_stats(Invocation const& call);
+int run_diff(Invocation const& call);
+int run_merge(Invocation const& call);
+int run_html(Invocation const& call);
 
 }  // namespace nsightkit_command

@@ -19,6 +19,10 @@ namespace {
 
 constexpr Subcommand subcommands[] = {
     {"profile", "run a program with the report as its NVTX tool", &run_profile},
+    {"stats", "print a saved report's table, sorted or filtered", &run_stats},
+    {"diff", "compare two saved reports path by path, flagging regressions", &run_diff},
+    {"merge", "merge the per-rank reports of one run into one view", &run_merge},
+    {"html", "make the HTML page of saved reports (one run, ranks, or two compared)", &run_html},
 };
 
 std::string self_path(char const* argv0) {
