@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Reads nsightkit's report files: the summary JSON and the Chrome trace JSON.
 
-The one reader of these files for nsightkit's tools and checks (Python 3.8 or later, standard
-library only). It loads a file, checks it, and hands back plain objects:
+A small reader for notebooks, scripts and nsightkit's own checks (Python 3.8 or later, standard
+library only); it only reads. Tables, merges, comparisons and pages of saved reports are made by
+the `nsightkit` command (nsightkit stats, merge, diff, html; docs/profile.md). It loads a file,
+checks it, and hands back plain objects:
 
   summary = read_summary("s.json")      # "format": "nsightkit-report", version 1
   for row in summary.paths:             # PathRow: path, name, domain, depth, key, count,
       print(row.path, row.total_ns)     #   total_ns, self_ns, ..., gpu (TimeStats or None), gpu_work
   summary.threads, summary.steps, summary.start_end_ranges, summary.marks, summary.gpu
-  trace = read_trace("t.json")          # otherData.producer "nsightkit ..." (or nsightkit_merge)
+  trace = read_trace("t.json")          # otherData.producer "nsightkit ..." (or "nsightkit merge")
   trace.events, trace.rank, trace.origin_ns, ...
   read("f.json")                        # either, told apart by the content
   read_trace("t.json.gz")               # gzip-compressed files (trace=....json.gz) read the same
@@ -34,9 +36,9 @@ import zlib
 
 SUMMARY_FORMAT = "nsightkit-report"
 SUMMARY_VERSIONS = (1,)  # summary versions this reader understands
-MERGED_FORMAT = "nsightkit-merged-report"  # nsightkit_merge.py's summary; not read here
+MERGED_FORMAT = "nsightkit-merged-report"  # `nsightkit merge`'s summary; not read here
 TRACE_PRODUCER = "nsightkit "  # otherData.producer of a trace written by the library: "nsightkit 0.1.0"
-MERGED_PRODUCER = "nsightkit_merge"  # otherData.producer of a merged trace
+MERGED_PRODUCER = "nsightkit merge"  # otherData.producer of a merged trace: "nsightkit merge (...)"
 DEFAULT_DOMAIN = "nsightkit"
 PLAIN_DOMAINS = ("", DEFAULT_DOMAIN)  # domains whose ranges are named without "domain@"
 
@@ -47,7 +49,7 @@ SUMMARY_REQUIRED = ("rank", "pid", "run_ns", "paths")
 ROW_KEYS = ("path", "name", "domain", "depth", "count", "total_ns", "self_ns", "mean_ns", "min_ns",
             "p50_ns", "p95_ns", "max_ns", "exact", "gpu")
 TIME_KEYS = ("count", "total_ns", "mean_ns", "min_ns", "p50_ns", "p95_ns", "max_ns", "exact")
-# The numbers of a row's "gpu_work" (CUPTI) that tools compute with: the merge's GPU time per path.
+# The numbers of a row's "gpu_work" (CUPTI) that readers compute with: its GPU busy time per path.
 WORK_NUMBERS = ("busy_ns", "calls_with_work")
 
 
@@ -129,7 +131,7 @@ def load_json(path):
 
 
 def kind_of(doc):
-    """'summary', 'trace', 'merged-summary', 'merged-trace' (nsightkit_merge.py's outputs), or None
+    """'summary', 'trace', 'merged-summary', 'merged-trace' (`nsightkit merge`'s outputs), or None
     for any other document."""
     if not isinstance(doc, dict):
         return None
@@ -140,7 +142,10 @@ def kind_of(doc):
     if isinstance(doc.get("traceEvents"), list):
         other = doc.get("otherData")
         producer = other.get("producer") if isinstance(other, dict) else None
-        if isinstance(producer, str) and producer.startswith(MERGED_PRODUCER):
+        # Merges older than `nsightkit merge` named themselves otherwise; their otherData has the
+        # merged trace's "ranks" and "aligned" too.
+        if isinstance(producer, str) and (producer.startswith(MERGED_PRODUCER)
+                                          or ("ranks" in other and "aligned" in other)):
             return "merged-trace"
         if isinstance(producer, str) and producer.startswith(TRACE_PRODUCER):
             return "trace"
@@ -412,7 +417,7 @@ def read_summary(path):
 
 
 class Trace:
-    """One Chrome trace written by nsightkit (or merged by nsightkit_merge.py, then `merged`): the
+    """One Chrome trace written by nsightkit (or merged by `nsightkit merge`, then `merged`): the
     events as written (dicts) and what otherData says of the process."""
 
     def __init__(self, file, doc):
@@ -421,7 +426,7 @@ class Trace:
         other = doc["otherData"]
         self.other = other
         self.producer = other["producer"]
-        self.merged = self.producer.startswith(MERGED_PRODUCER)
+        self.merged = kind_of(doc) == "merged-trace"
         self.nsightkit_version = "" if self.merged else self.producer[len(TRACE_PRODUCER):]
         self.rank = other.get("rank")
         self.pid = other.get("pid") if is_int(other.get("pid")) else None
@@ -451,7 +456,7 @@ def trace_from(file, doc):
         raise ReportError(
             file,
             'not an nsightkit trace (expected "traceEvents" and otherData.producer "nsightkit ..." '
-            "or \"nsightkit_merge\")",
+            "or \"nsightkit merge ...\")",
         )
     rank = doc["otherData"].get("rank")
     if rank is not None and (not is_int(rank) or rank < 0):
@@ -478,7 +483,7 @@ def read(path):
     if kind in ("trace", "merged-trace"):
         return trace_from(path, doc)
     if kind == "merged-summary":
-        raise ReportError(path, "a merged summary (written by nsightkit_merge.py), not one process's report")
+        raise ReportError(path, "a merged summary (written by nsightkit merge), not one process's report")
     raise ReportError(
         path,
         f'not an nsightkit report file: expected a summary ("format": "{SUMMARY_FORMAT}", from '

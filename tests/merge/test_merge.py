@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Tests of tools/nsightkit_merge.py on crafted per-rank files with known numbers.
+"""Tests of `nsightkit merge` on crafted per-rank files with known numbers.
 
-  test_merge.py [--merge PATH/TO/nsightkit_merge.py] [--checker PATH/TO/check_trace.py] [unittest args]
+  test_merge.py --command PATH/TO/nsightkit [--checker PATH/TO/check_trace.py] [unittest args]
   test_merge.py --write-fixtures DIR      (regenerates tests/merge/fixtures/ddp4)
 
 The per-rank summaries and traces are generated from short descriptions (path, calls, total ms, GPU
@@ -11,7 +11,6 @@ the way users run it, and its JSON output is compared exactly.
 """
 
 import csv
-import importlib.util
 import json
 import os
 import subprocess
@@ -20,10 +19,14 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MERGE = os.path.join(HERE, "..", "..", "tools", "nsightkit_merge.py")
+COMMAND = None  # the nsightkit command (--command)
 CHECKER = os.path.join(HERE, "..", "check_trace.py")
 FIXTURES = os.path.join(HERE, "fixtures", "ddp4")
 MS = 1_000_000
+# The merge's default collective patterns (nsightkit::mpi::MergeOptions, docs/multi-gpu.md).
+DEFAULT_COLLECTIVES = ("*allreduce*", "*all_reduce*", "*all-reduce*", "*allgather*", "*all_gather*",
+                       "*reduce_scatter*", "*reducescatter*", "*alltoall*", "*broadcast*", "*barrier*",
+                       "nccl*")
 
 # ---------------------------------------------------------------------------------------------
 # Generating per-rank files
@@ -263,11 +266,11 @@ class MergeCase(unittest.TestCase):
         return write_files(os.path.join(self.dir, sub), files)
 
     def merge(self, *args, expect_rc=0, json_out=True):
-        """Runs the command; returns stdout, stderr and the parsed --json-out."""
+        """Runs the command; returns stdout, stderr and the parsed --json."""
         out = os.path.join(self.dir, "merged-summary.json")
         if os.path.exists(out):
             os.remove(out)
-        cmd = [sys.executable, MERGE] + [str(a) for a in args] + (["--json-out", out] if json_out else [])
+        cmd = [COMMAND, "merge"] + [str(a) for a in args] + (["--json", out] if json_out else [])
         proc = subprocess.run(cmd, capture_output=True, text=True)
         self.assertNotIn("Traceback", proc.stderr)
         self.assertEqual(proc.returncode, expect_rc, f"{cmd}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
@@ -433,7 +436,7 @@ class TestStatistics(MergeCase):
         paths = self.files(ddp4())
         summaries = [p for n, p in paths.items() if n.startswith("summary")]
         out_csv = os.path.join(self.dir, "m.csv")
-        r = self.merge(*summaries, "--per-rank", "--csv-out", out_csv)
+        r = self.merge(*summaries, "--per-rank", "--csv", out_csv)
         self.assertRegex(r.table, r"\npath +ranks +calls .* +rank 0 +rank 1 +rank 2 +rank 3\n")
         self.assertRegex(r.table, r"\nsave checkpoint +1/4 .* +30\.0 ms +missing +missing +missing\n")
         with open(out_csv, newline="", encoding="utf-8") as f:
@@ -590,7 +593,7 @@ class TestStragglers(MergeCase):
                 "min_excess_pct": 10.0,
                 "min_excess_ms": 0.1,
                 "min_share_pct": 0.0,
-                "collective_patterns": [p.lower() for p in load_merge().DEFAULT_COLLECTIVES],
+                "collective_patterns": list(DEFAULT_COLLECTIVES),
             },
         )
 
@@ -671,7 +674,7 @@ class TestGpuSources(MergeCase):
     def test_cupti_busy_time_per_path_and_the_nccl_stream(self):
         paths = list(self.files(nccl3()).values())
         out_csv = os.path.join(self.dir, "m.csv")
-        r = self.merge(*paths, "--gpu", "--csv-out", out_csv)
+        r = self.merge(*paths, "--gpu", "--csv", out_csv)
         nccl = row(r.json, "backward/nccl allreduce")["gpu"]
         # The NCCL row carries its kernel time on NCCL's stream, not rank 0's 0.5 ms event span.
         self.assertEqual(per_rank(nccl), {0: 120 * MS, 1: 118 * MS, 2: 20 * MS})
@@ -707,7 +710,7 @@ class TestGpuSources(MergeCase):
         self.assertEqual(by_path["data"]["gpu_source"], "")
         cpu_table = self.merge(*paths).table
         self.assertIn(
-            "(GPU times present, from cupti on rank(s) 0, 1, 2: nsightkit_merge.py --gpu shows and judges them)\n",
+            "(GPU times present, from cupti on rank(s) 0, 1, 2: nsightkit merge --gpu shows and judges them)\n",
             cpu_table,
         )
         self.assertNotIn("sources differ", cpu_table)
@@ -716,7 +719,7 @@ class TestGpuSources(MergeCase):
         paths = list(self.files(nccl3(rank_two_events=True)).values())
         out_csv = os.path.join(self.dir, "m.csv")
         r = self.merge(
-            *paths, "--gpu", "--min-excess", "0", "--min-excess-ms", "0", "--min-share", "0", "--csv-out", out_csv
+            *paths, "--gpu", "--min-excess", "0", "--min-excess-ms", "0", "--min-share", "0", "--csv", out_csv
         )
         self.assertIn(
             "warning: the ranks' GPU times come from different sources (cupti on rank(s) 0, 1; events on "
@@ -760,7 +763,7 @@ class TestGpuSources(MergeCase):
         self.assertEqual([x["gpu_source"] for x in r.json["ranks"]], ["events"] * 4)
         self.assertIn("source events (rank(s) 0, 1, 2, 3): span between CUDA events", r.table)
         self.assertIn(
-            "(GPU times present, from events on rank(s) 0, 1, 2, 3: nsightkit_merge.py --gpu shows and judges",
+            "(GPU times present, from events on rank(s) 0, 1, 2, 3: nsightkit merge --gpu shows and judges",
             self.merge(*paths).table,
         )
         none = self.files({"s0.json": make_summary(0, [("f", 1, 1, None)])}, "none")
@@ -782,7 +785,7 @@ class TestTrace(MergeCase):
     def merge_traces(self, files, *extra, expect_rc=0):
         paths = self.files(files)
         out = os.path.join(self.dir, "merged-trace.json")
-        r = self.merge(*paths.values(), "--trace-out", out, *extra, expect_rc=expect_rc, json_out=False)
+        r = self.merge(*paths.values(), "--trace", out, *extra, expect_rc=expect_rc, json_out=False)
         doc = None
         if expect_rc == 0:
             with open(out, encoding="utf-8") as f:
@@ -874,9 +877,9 @@ class TestInputs(MergeCase):
     def test_merged_output_in_the_input_directory_is_skipped(self):
         paths = self.files(ddp4())
         indir = os.path.join(self.dir, "in")
-        self.merge(indir, "--trace-out", os.path.join(indir, "merged.json"), json_out=False)
+        self.merge(indir, "--trace", os.path.join(indir, "merged.json"), json_out=False)
         r = self.merge(indir)
-        self.assertIn("merged.json: a merged file (written by nsightkit_merge), skipped", r.err)
+        self.assertIn("merged.json: a merged file (written by nsightkit merge), skipped", r.err)
         self.error(
             os.path.join(indir, "merged.json"),
             paths["summary.rank0.json"],
@@ -895,7 +898,7 @@ class TestInputs(MergeCase):
         order = [paths[n] for n in ("a.json", "b.json", "ta.json", "tb.json", "c.json")]
         self.error(*order, contains="a.json: no rank in the file")
         out = os.path.join(self.dir, "t.json")
-        r = self.merge(*order, "--assign-ranks", "--trace-out", out)
+        r = self.merge(*order, "--assign-ranks", "--trace", out)
         # Rank 0 is taken by c.json: pid 77 gets 1, pid 55 gets 2, in the order given.
         self.assertEqual(
             [(x["rank"], x["pid"], x["rank_assigned"]) for x in r.json["ranks"]],
@@ -970,11 +973,12 @@ class TestInputs(MergeCase):
         self.error(os.path.join(self.dir, "nope*.json"), contains="nope*.json: the pattern matches no file")
         self.error(
             p["bad.json"],
-            contains="bad.json: broken JSON (Expecting value, line 1 column 56): cut short by a process that",
+            contains="bad.json: broken JSON (parse error at line 1, column 56: syntax error while parsing value "
+            "- unexpected end of input; expected '[', '{', or a literal): cut short by a process that",
         )
         self.error(p["empty.json"], contains="empty.json: empty file (did the process die before writing it?)")
-        self.error(p["text.json"], contains="text.json: not JSON (Expecting value, line 1 column 1)")
-        self.error(p["nan.json"], contains="nan.json: not JSON (NaN is not a JSON value)")
+        self.error(p["text.json"], contains="text.json: not JSON (parse error at line 1, column 2: ")
+        self.error(p["nan.json"], contains="nan.json: not JSON (parse error at line 1, column 67: ")
         self.error(p["other.json"], contains="other.json: not an nsightkit report file: expected a summary")
         self.error(
             p["v2.json"], contains="v2.json: nsightkit-report version 2 is not one this reader understands (1)"
@@ -990,15 +994,15 @@ class TestInputs(MergeCase):
         self.error(p["good1.json"], p["dup.json"], contains="rank 1 appears twice among the summaries: ")
         self.error(
             p["good.json"],
-            "--trace-out",
+            "--trace",
             os.path.join(self.dir, "t.json"),
-            contains="--trace-out: no trace among the inputs",
+            contains="--trace: no trace among the inputs",
         )
-        self.error(p["trace.json"], contains="only traces among the inputs and no --trace-out: nothing to do")
+        self.error(p["trace.json"], contains="only traces among the inputs and no --trace: nothing to do")
         self.error(p["good.json"], "--gpu", contains="--gpu: no rank has GPU times")
         self.error(
             p["good.json"],
-            "--table-out",
+            "-o",
             os.path.join(self.dir, "no", "such", "dir.txt"),
             contains="dir.txt: cannot write: No such file or directory",
         )
@@ -1014,15 +1018,23 @@ class TestInputs(MergeCase):
         self.error(path, contains="bin.json: not UTF-8 text")
 
     def test_usage_errors_and_help(self):
-        for args in ([], ["--top", "0", "x"], ["--min-excess", "-1", "x"], ["--sort", "name", "x"]):
+        for args, says in (
+            ([], "give the per-rank files"),
+            (["--top", "0", "x"], "--top must be a whole number from 1"),
+            (["--min-excess", "-1", "x"], "--min-excess must be a number >= 0, not '-1'"),
+            (["--sort", "name", "x"], "--sort must be one of tree, total, excess, not 'name'"),
+            (["--bogus", "x"], "unknown option '--bogus'"),
+            (["--json"], "--json needs a value"),
+        ):
             r = self.merge(*args, expect_rc=2, json_out=False)
-            self.assertIn("usage: nsightkit_merge.py", r.err)
+            self.assertIn("nsightkit merge: error: " + says, r.err)
+            self.assertIn("(nsightkit merge --help says more)", r.err)
         h = self.merge("--help", json_out=False)
         for needle in (
-            "--trace-out",
-            "--json-out",
-            "--csv-out",
-            "--table-out",
+            "--trace",
+            "--json",
+            "--csv",
+            "-o, --output",
             "--gpu",
             "--top",
             "--sort",
@@ -1036,7 +1048,7 @@ class TestInputs(MergeCase):
     def test_table_to_file(self):
         paths = self.files(ddp4())
         out = os.path.join(self.dir, "table.txt")
-        r = self.merge(os.path.join(self.dir, "in"), "--table-out", out)
+        r = self.merge(os.path.join(self.dir, "in"), "-o", out)
         self.assertEqual(r.out, "")
         with open(out, encoding="utf-8") as f:
             self.assertIn("nsightkit merged report: 4 ranks (0, 1, 2, 3)", f.read())
@@ -1062,25 +1074,21 @@ class TestFixtures(unittest.TestCase):
             self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
 
 
-def load_merge():
-    spec = importlib.util.spec_from_file_location("nsightkit_merge", MERGE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def main():
-    global MERGE, CHECKER
+    global COMMAND, CHECKER
     argv = sys.argv[1:]
     if argv[:1] == ["--write-fixtures"]:
         write_files(argv[1], ddp4())
         return 0
-    while argv[:1] in (["--merge"], ["--checker"]):
-        if argv[0] == "--merge":
-            MERGE = os.path.abspath(argv[1])
+    while argv[:1] in (["--command"], ["--checker"]):
+        if argv[0] == "--command":
+            COMMAND = os.path.abspath(argv[1])
         else:
             CHECKER = os.path.abspath(argv[1])
         argv = argv[2:]
+    if COMMAND is None:
+        print("test_merge.py: --command PATH/TO/nsightkit is needed", file=sys.stderr)
+        return 2
     return 0 if unittest.main(argv=[sys.argv[0]] + argv, exit=False).result.wasSuccessful() else 1
 
 

@@ -194,7 +194,7 @@ class TestSummary(ReaderTest):
                    "nsightkit-report version 2 is not one this reader understands (1)")
         self.error(self.write("trace.json", trace_doc()), "not an nsightkit summary", reader=nkr.read_summary)
         merged = {"format": "nsightkit-merged-report", "version": 1}
-        self.error(self.write("merged.json", merged), "a merged summary (written by nsightkit_merge.py)")
+        self.error(self.write("merged.json", merged), "a merged summary (written by nsightkit merge)")
 
     def test_truncated_and_broken_files(self):
         text = json.dumps(summary_doc())
@@ -261,10 +261,13 @@ class TestTrace(ReaderTest):
         self.assertEqual(t.names("process_name"), {1: "nsightkit rank 1"})
 
     def test_merged_trace(self):
-        doc = trace_doc("nsightkit_merge")
-        doc["otherData"] = {"producer": "nsightkit_merge", "ranks": [0, 1], "aligned": True}
+        doc = trace_doc("nsightkit merge (nsightkit 0.1.0)")
+        doc["otherData"] = {"producer": "nsightkit merge (nsightkit 0.1.0)", "ranks": [0, 1], "aligned": True}
         t = nkr.read_trace(self.write("m.json", doc))
         self.assertEqual((t.merged, t.rank, t.nsightkit_version), (True, None, ""))
+        # A merge older than the command named itself otherwise: its otherData still tells.
+        doc["otherData"]["producer"] = "an older merge"
+        self.assertEqual(nkr.kind_of(doc), "merged-trace")
 
     def test_bad_traces(self):
         self.error(self.write("foreign.json", trace_doc("chrome")), "not an nsightkit trace", reader=nkr.read_trace)

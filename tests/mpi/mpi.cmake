@@ -1,9 +1,10 @@
 # nsightkit on MPI (include/nsightkit/mpi.hpp, the component nsightkit::mpi): tests/mpi/
 # test_mpi.py starts tests/mpi/mpi_report_demo.cpp as 2 ranks with mpiexec and checks
 #   mpi_merge   the merged table / summary / CSV / trace that rank 0 writes against the per-rank
-#               files (sum, min, median, max, counts) and against tools/nsightkit_merge.py run on
-#               those files (the same table text, JSON, CSV and trace), clock offsets, Report::write
+#               files (sum, min, median, max, counts) and against `nsightkit merge` run on those
+#               files (the same table text, JSON, CSV and trace), clock offsets, Report::write
 #               and MPI_Finalize as the gather points; in a NSIGHTKIT_DISABLE build: nothing written
+#               (needs the nsightkit command, NSIGHTKIT_BUILD_TOOLS)
 #   mpi_faults  a rank that throws, stalls before the gather, stalls before a collective or dies
 #               ends the job with one line naming it and a non-zero status, within seconds
 # Skipped (with a message at configure time) where no MPI is found; CI installs Open MPI.
@@ -56,11 +57,21 @@ if(NSIGHTKIT_DISABLE)
   set(_nsk_mpi_mode disabled)
 endif()
 
-foreach(_nsk_case IN ITEMS merge faults)
+set(_nsk_mpi_cases faults)
+if(TARGET nsightkit_command)
+  list(PREPEND _nsk_mpi_cases merge)
+else()
+  message(STATUS "nsightkit tests: mpi_merge needs the nsightkit command (NSIGHTKIT_BUILD_TOOLS=ON)")
+endif()
+foreach(_nsk_case IN LISTS _nsk_mpi_cases)
+  set(_nsk_command_arg "")
+  if(_nsk_case STREQUAL "merge")
+    set(_nsk_command_arg --command $<TARGET_FILE:nsightkit_command>)
+  endif()
   add_test(NAME mpi_${_nsk_case}
     COMMAND Python3::Interpreter ${CMAKE_CURRENT_LIST_DIR}/test_mpi.py --case ${_nsk_case}
             --demo $<TARGET_FILE:mpi_report_demo> --mpiexec ${MPIEXEC_EXECUTABLE}
-            --np-flag=${MPIEXEC_NUMPROC_FLAG} ${_nsk_mpi_flags}
+            --np-flag=${MPIEXEC_NUMPROC_FLAG} ${_nsk_mpi_flags} ${_nsk_command_arg}
             --tools ${PROJECT_SOURCE_DIR}/tools --checker ${CMAKE_CURRENT_LIST_DIR}/../check_trace.py
             --workdir ${CMAKE_CURRENT_BINARY_DIR}/mpi_${_nsk_case} --mode ${_nsk_mpi_mode})
   # Open MPI refuses to start as root unless told; CI runs as root. TIMEOUT only stops a hang:

@@ -4,9 +4,10 @@
 --case merge: the merged table, summary, CSV and trace rank 0 writes
   * equal what the per-rank files say: per path the ranks present, each rank's total and count,
     min / median / max over ranks, calls, mean per call (sums over the ranks' files);
-  * equal what tools/nsightkit_merge.py makes of the same per-rank files: the table text byte for
-    byte, the JSON and CSV value for value, the trace event for event (shifts equal to the
-    nanosecond for ranks of one host; within the measured uncertainty when offsets are measured);
+  * equal what `nsightkit merge` makes of the same per-rank files, read back from them: the table
+    text byte for byte, the JSON and CSV value for value, the trace event for event (shifts equal
+    to the nanosecond for ranks of one host; within the measured uncertainty when offsets are
+    measured) -- which also checks that the files hold everything the merge uses;
   * the straggler (rank 1 sleeps in forward/layer2) is flagged, the rank that waits is not, each
     rank's time in collectives equals its own all-reduce total;
   * written in MPI_Finalize (report at exit) or in Report::write(), once; rank 0 alone prints;
@@ -14,15 +15,16 @@
     merged GPU numbers are each rank's busy time per path, the all-reduce's from NCCL's stream,
     named "cupti"; with CUPTI on rank 0 and event spans on rank 1 (--fake-gpu mixed) rows timed
     by both are "mixed", a warning says which rank has which, and no mixed row is judged; in both
-    the table, JSON and CSV equal the offline tool's.
+    the table, JSON and CSV equal `nsightkit merge`'s.
   In a NSIGHTKIT_DISABLE build (--mode disabled): the job runs and nothing is written.
 --case faults: a rank that throws, stalls before the report's gather, stalls before a collective,
   or exits abruptly ends the whole job with a line naming it and a non-zero status, in seconds;
   a bad option is refused by enable() with a line naming it.
 
 usage: test_mpi.py --case merge|faults --demo EXE --mpiexec MPIEXEC [--np-flag -n]
-                   [--oversubscribe] --tools DIR --checker check_trace.py --workdir DIR
-                   [--mode enabled|disabled]
+                   [--oversubscribe] --tools DIR [--command nsightkit] --checker check_trace.py
+                   --workdir DIR [--mode enabled|disabled]
+(--command: the nsightkit command, for --case merge)
 """
 import argparse
 import csv
@@ -115,9 +117,9 @@ def load(path):
 
 
 def merge_tool(args, inputs, extra):
-    cmd = [sys.executable, os.path.join(args.tools, "nsightkit_merge.py")] + inputs + extra
+    cmd = [args.command, "merge"] + inputs + extra
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
-    check(p.returncode == 0, f"nsightkit_merge.py exits 0 ({p.returncode}; {p.stderr.strip()[-300:]})")
+    check(p.returncode == 0, f"nsightkit merge exits 0 ({p.returncode}; {p.stderr.strip()[-300:]})")
     return p
 
 
@@ -143,11 +145,11 @@ def same_csv(mine_path, their_path):
 
 def same_table(theirs, mine):
     """Checks the two tables are equal byte for byte, printing the difference where not."""
-    check(theirs == mine, "the merged table equals nsightkit_merge.py's, byte for byte")
+    check(theirs == mine, "the merged table equals nsightkit merge's, byte for byte")
     if theirs != mine:
         import difflib
         print("".join(difflib.unified_diff(theirs.splitlines(True), mine.splitlines(True),
-                                           "nsightkit_merge.py", "in-process")))
+                                           "nsightkit merge", "in-process")))
 
 
 def check_against_files(nkr, merged, ranks_dir):
@@ -246,17 +248,17 @@ def case_merge(args, run, nkr):
     off = os.path.join(work, "offline")
     os.makedirs(off, exist_ok=True)
     inputs = [os.path.join(a_dir, f"{k}.rank{r}.json") for k in ("summary", "trace") for r in (0, 1)]
-    tool = merge_tool(args, inputs, ["--json-out", f"{off}/summary.json", "--csv-out", f"{off}/summary.csv",
-                                     "--trace-out", f"{off}/trace.json", "--min-excess-ms", "50"])
+    tool = merge_tool(args, inputs, ["--json", f"{off}/summary.json", "--csv", f"{off}/summary.csv",
+                                     "--trace", f"{off}/trace.json", "--min-excess-ms", "50"])
     same_table(tool.stdout, p.stdout)
     theirs = load(f"{off}/summary.json")
     for doc in (merged, theirs):
         doc.pop("producer")
         doc.pop("messages")
-    check(close(merged, theirs), "the merged summary equals nsightkit_merge.py --json-out "
+    check(close(merged, theirs), "the merged summary equals nsightkit merge --json "
           f"({first_difference(theirs, merged)})")
     same, rows = same_csv(f"{a_dir}/summary.merged.csv", f"{off}/summary.csv")
-    check(same, f"the merged CSV equals nsightkit_merge.py --csv-out ({rows} rows)")
+    check(same, f"the merged CSV equals nsightkit merge --csv ({rows} rows)")
     check(all(r["gpu"] is None for r in merged["paths"]) and
           [r.get("gpu_source", "absent") for r in merged["ranks"]] == [None, None],
           "no GPU source on the CPU: no GPU numbers, no rank's gpu_source")
@@ -265,7 +267,7 @@ def case_merge(args, run, nkr):
     their_t = load(f"{off}/trace.json")
     check(nkr.kind_of(mine_t) == "merged-trace", "the merged trace is recognised as a merged trace")
     check(mine_t["traceEvents"] == their_t["traceEvents"],
-          f"the merged trace's events equal nsightkit_merge.py's ({len(mine_t['traceEvents'])} events)")
+          f"the merged trace's events equal nsightkit merge's ({len(mine_t['traceEvents'])} events)")
     mo, to = mine_t["otherData"], their_t["otherData"]
     check(mo["aligned"] and to["aligned"] and mo["time_origin_ns"] == to["time_origin_ns"],
           "both are aligned on the same time origin")
@@ -292,7 +294,7 @@ def case_merge(args, run, nkr):
     off = os.path.join(work, "offline_b")
     os.makedirs(off, exist_ok=True)
     merge_tool(args, [os.path.join(b_dir, f"{k}.rank{r}.json") for k in ("s", "t") for r in (0, 1)],
-               ["--json-out", f"{off}/s.json", "--trace-out", f"{off}/t.json"])
+               ["--json", f"{off}/s.json", "--trace", f"{off}/t.json"])
     mine, theirs = load(f"{b_dir}/s.merged.json"), load(f"{off}/s.json")
     for doc in (mine, theirs):
         doc.pop("producer")
@@ -341,19 +343,19 @@ def case_gpu_sources(args, run, work, fake):
     off = os.path.join(work, f"offline_{fake}")
     os.makedirs(off, exist_ok=True)
     tool = merge_tool(args, [os.path.join(c_dir, f"summary.rank{r}.json") for r in (0, 1)],
-                      ["--json-out", f"{off}/summary.json", "--csv-out", f"{off}/summary.csv"])
+                      ["--json", f"{off}/summary.json", "--csv", f"{off}/summary.csv"])
     same_table(tool.stdout, p.stdout)
     theirs = load(f"{off}/summary.json")
     check([m["text"] for m in merged["messages"] if m["level"] == "warning"] ==
           [m["text"] for m in theirs["messages"] if m["level"] == "warning"],
-          f"{fake}: the same warnings as nsightkit_merge.py")
+          f"{fake}: the same warnings as nsightkit merge")
     for doc in (merged, theirs):
         doc.pop("producer")
         doc.pop("messages")
-    check(close(merged, theirs), f"{fake}: the merged summary equals nsightkit_merge.py --json-out "
+    check(close(merged, theirs), f"{fake}: the merged summary equals nsightkit merge --json "
           f"({first_difference(theirs, merged)})")
     same, rows = same_csv(f"{c_dir}/summary.merged.csv", f"{off}/summary.csv")
-    check(same, f"{fake}: the merged CSV equals nsightkit_merge.py --csv-out ({rows} rows)")
+    check(same, f"{fake}: the merged CSV equals nsightkit merge --csv ({rows} rows)")
 
 
 def check_cupti(p, merged, by_path):
@@ -372,7 +374,7 @@ def check_cupti(p, merged, by_path):
     check([r.get("gpu_source") for r in merged["ranks"]] == ["cupti", "cupti"], "both ranks' GPU source is cupti")
     check([r["total_ns"] for r in merged["collective_time"]["gpu"] or []] == [20_000_000, 2_000_000],
           "each rank's GPU time in collectives is its NCCL kernels' busy time")
-    check("(GPU times present, from cupti on rank(s) 0, 1: nsightkit_merge.py --gpu shows and judges them)\n"
+    check("(GPU times present, from cupti on rank(s) 0, 1: nsightkit merge --gpu shows and judges them)\n"
           in p.stdout, "the table names the GPU source")
     check(not any(m["level"] == "warning" for m in merged["messages"]), "no warning: the ranks agree")
 
@@ -441,6 +443,7 @@ def main():
     ap.add_argument("--np-flag", default="-n")
     ap.add_argument("--oversubscribe", action="store_true")
     ap.add_argument("--tools", required=True)
+    ap.add_argument("--command")
     ap.add_argument("--checker", required=True)
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--mode", choices=("enabled", "disabled"), default="enabled")
@@ -451,6 +454,9 @@ def main():
     import nsightkit_report as nkr
 
     run = Runner(args)
+    if args.case == "merge" and not args.command:
+        print("test_mpi.py: --case merge needs --command (the nsightkit command)", file=sys.stderr)
+        return 2
     if args.case == "merge":
         case_merge(args, run, nkr)
     else:

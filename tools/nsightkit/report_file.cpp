@@ -276,8 +276,12 @@ void read_rows(std::string const& file, Json const& list, std::string const& whe
     row.self_ns = at_row.ns("self_ns");
     if (Json const* gpu = at_row.object("gpu"))
       row.gpu = time_stats(Fields{file, *gpu, at + ".gpu"});
-    if (Json const* work = at_row.object("gpu_work"))
+    if (Json const* work = at_row.object("gpu_work")) {
+      // Every use of a row's GPU work starts from its busy time.
+      if (work->find("busy_ns") == work->end())
+        fail(file, at + " ('" + label + "'): gpu_work has no 'busy_ns'");
       row.work = work_stats(Fields{file, *work, at + ".gpu_work"});
+    }
     stack.push_back(out.size());
     keys.push_back(std::move(key));
     out.push_back(std::move(row));
