@@ -412,6 +412,7 @@ nsk::ReportSnapshot snapshot_from(std::string const& file, Json const& doc,
       st.kernels = d.u64("kernels");
       st.copies = d.u64("copies");
       st.busy_ns = d.ns("busy_ns");
+      st.name = d.text("name");
       t.streams.push_back(st);
     }
   }

@@ -194,8 +194,11 @@ inline void summary_json(TextSink& sink, ReportSnapshot const& s,
   for (std::size_t i = 0; i < s.gpu.streams.size(); ++i) {
     GpuStreamStats const& st = s.gpu.streams[i];
     fmt::format_to(std::back_inserter(out),
-                   "{}{{\"device\":{},\"stream\":{},\"kernels\":{},\"copies\":{},\"busy_ns\":{}}}",
+                   "{}{{\"device\":{},\"stream\":{},\"kernels\":{},\"copies\":{},\"busy_ns\":{},"
+                   "\"name\":",
                    i == 0 ? "" : ",", st.device, st.stream, st.kernels, st.copies, st.busy_ns);
+    json_string(out, st.name);
+    out += '}';
   }
   out += "],\"error\":";
   json_string(out, s.gpu.error);
