@@ -6,7 +6,8 @@
   check_trace.py --absent FILE ...     (a disabled build must write nothing)
 
 TRACE must be Chrome trace-event JSON (the format Perfetto UI and chrome://tracing load) written by
-nsightkit or nsightkit_merge.py (otherData.producer); files are read by tools/nsightkit_report.py:
+nsightkit or merged by `nsightkit merge` (otherData.producer); files are read by
+tools/nsightkit_report.py:
   * an object with a "traceEvents" list; every event has ph, ts, pid, tid and name;
   * "X" events have a numeric dur >= 0; on each (pid, tid) track they nest properly;
   * every process and every track with events has its process_name / thread_name metadata;

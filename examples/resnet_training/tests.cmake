@@ -49,7 +49,7 @@ set_tests_properties(resnet_training_ci PROPERTIES LABELS cpu TIMEOUT 600
   ENVIRONMENT_MODIFICATION "NVTX_INJECTION64_PATH=unset:;NSIGHTKIT_CAPTURE=unset:;NSIGHTKIT_REPORT=unset:")
 
 # Data-parallel on the CPU: 2 ranks started by mpiexec, reports merged on rank 0 (nsightkit::mpi)
-# and by tools/nsightkit_merge.py; 1 process vs 2 ranks, a straggler, faults.
+# and by `nsightkit merge` (where the command is built); 1 process vs 2 ranks, a straggler, faults.
 if(TARGET nsightkit::mpi AND MPIEXEC_EXECUTABLE)
   # Open MPI's mpiexec refuses more ranks than cores without --oversubscribe (CI has 2 cores).
   execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _resnet_mpiexec
@@ -57,6 +57,9 @@ if(TARGET nsightkit::mpi AND MPIEXEC_EXECUTABLE)
   set(_resnet_mpi_flags "")
   if(_resnet_mpiexec MATCHES "Open MPI|OpenRTE")
     set(_resnet_mpi_flags --oversubscribe)
+  endif()
+  if(TARGET nsightkit_command)
+    list(APPEND _resnet_mpi_flags --command $<TARGET_FILE:nsightkit_command>)
   endif()
   add_test(NAME resnet_training_parallel_ci
     COMMAND Python3::Interpreter ${_resnet_dir}/tests/check_parallel.py

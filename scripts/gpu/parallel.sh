@@ -9,7 +9,7 @@
 #   2. scaling: images/s of 1 GPU and of 2 ranks at the same per-GPU batch, with the all-reduce
 #      during the backward pass and after it (--no-overlap);
 #   3. the merged report of a balanced run and of a run where rank 1 sleeps --slow-ms per step:
-#      rank 0's (in-process) and tools/nsightkit_merge.py's of the per-rank files, which agree;
+#      rank 0's (in-process) and `nsightkit merge`'s of the per-rank files, which agree;
 #   4. faults: a rank exiting abruptly (mpiexec ends the job); a rank stalling (rank 0's
 #      NCCL watchdog ends the job after --dist-timeout). Each must fail, in bounded time;
 #   5. one rank against Nsight Compute: one captured training step of the 2-rank run, the report
@@ -47,7 +47,11 @@ if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -lt 2 ]; then
   gpu_finish
 fi
 ranks2=("$MPIEXEC" -n 2)
-merge=(python3 "$root/tools/nsightkit_merge.py")
+if [ ! -x "$build/tools/nsightkit/nsightkit" ]; then
+  fail "the nsightkit command is not built under $build (tools/nsightkit)"
+  gpu_finish
+fi
+merge=("$build/tools/nsightkit/nsightkit" merge)
 
 # NCCL is found by gpu_init (lib.sh).
 {
@@ -137,15 +141,15 @@ for kind in "${kinds[@]}"; do
     "${extra[@]}" --report "table=$dir/$kind/table.txt,json=$dir/$kind/summary.json,trace=$dir/$kind/trace.json"
   step --tail 0 --timeout 120 "merge_$kind" "${merge[@]}" "$dir/$kind/summary.rank0.json" \
     "$dir/$kind/summary.rank1.json" "$dir/$kind/trace.rank0.json" "$dir/$kind/trace.rank1.json" \
-    --trace-out "$dir/$kind-offline/trace.json" --json-out "$dir/$kind-offline/summary.json" \
-    --table-out "$dir/$kind-offline/table.txt"
+    --trace "$dir/$kind-offline/trace.json" --json "$dir/$kind-offline/summary.json" \
+    -o "$dir/$kind-offline/table.txt"
   if ! cmp -s "$dir/$kind/table.merged.txt" "$dir/$kind-offline/table.txt"; then
-    fail "$kind: rank 0's merged table differs from nsightkit_merge.py's (diff in $dir/$kind.table.diff)"
+    fail "$kind: rank 0's merged table differs from nsightkit merge's (diff in $dir/$kind.table.diff)"
     diff "$dir/$kind/table.merged.txt" "$dir/$kind-offline/table.txt" >"$dir/$kind.table.diff" || true
   fi
   # The GPU table is extra: recorded, not judged.
   step --quiet --expect any "merge_gpu_$kind" "${merge[@]}" "$dir/$kind/summary.rank0.json" \
-    "$dir/$kind/summary.rank1.json" --gpu --top 40 --sort total --table-out "$dir/$kind/merged-gpu.txt"
+    "$dir/$kind/summary.rank1.json" --gpu --top 40 --sort total -o "$dir/$kind/merged-gpu.txt"
   {
     echo "## 3. Merged report: $kind run ${extra[*]}"
     echo

@@ -4,7 +4,7 @@
   check_html.py trace   --demo BIN --dir DIR [--disabled]
   check_html.py cap     --demo BIN --dir DIR
   check_html.py page    --demo BIN --dir DIR --chromium BIN
-  check_html.py tool    --demo BIN --dir DIR --chromium BIN --tool nsightkit_html.py
+  check_html.py tool    --demo BIN --dir DIR --chromium BIN --command nsightkit
   check_html.py scale   --demo BIN --dir DIR --chromium BIN [--paths N]
 
 Pages are loaded in headless Chromium (--dump-dom after the page's script ran); a check fails on
@@ -293,23 +293,29 @@ def cmd_page(a):
     r = subprocess.run([a.chromium, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
                         "--v=0", "--dump-dom", "file://" + os.path.abspath(d3less)],
                        capture_output=True, text=True, timeout=300)
-    if 'data-ready="no-d3"' not in r.stdout or "nsightkit_html.py" not in r.stdout:
+    if 'data-ready="no-d3"' not in r.stdout or "nsightkit html THIS_PAGE.html" not in r.stdout:
         raise Failure("a page without the chart library should say how to complete it")
     print(f"page: paths, numbers and filter in the DOM, no console message ({took:.2f} s to load and dump)")
     return 0
 
 
 def cmd_tool(a):
+    """`nsightkit html` on saved summaries: the page of one run equal to the program's own, the
+    ranks of a run, two runs compared, a page written without d3 completed; bad input refused."""
     need_chromium(a)
     d = fresh(a.dir)
+    tool = [a.command, "html"]
+
+    def html(*args, rc=0):
+        r = subprocess.run(tool + list(args), cwd=d, capture_output=True, text=True)
+        if r.returncode != rc:
+            raise Failure(f"nsightkit html {' '.join(args)}: exit {r.returncode}, not {rc}: {r.stderr}")
+        return r
+
     for rank in (0, 1):
         run_demo(a.demo, d, "json=s.json,table=t.txt", env_extra={"RANK": str(rank)})
-    tool = [sys.executable, a.tool]
-    for args, out in ((["s.rank0.json", "s.rank1.json"], "ranks.html"),
-                      (["--compare", "s.rank0.json", "s.rank1.json"], "compare.html")):
-        r = subprocess.run(tool + args + ["-o", out], cwd=d, capture_output=True, text=True)
-        if r.returncode != 0:
-            raise Failure(f"nsightkit_html.py {' '.join(args)}: {r.stderr}")
+    html("s.rank0.json", "s.rank1.json", "-o", "ranks.html")
+    html("s.rank1.json", "--compare", "s.rank0.json", "-o", "compare.html")
     dom, _ = load_page(a.chromium, os.path.join(d, "ranks.html"), screenshot=os.path.join(d, "ranks.png"))
     if dom.status.get("data-runs") != "2":
         raise Failure("the ranks page should hold 2 runs")
@@ -320,17 +326,42 @@ def cmd_tool(a):
     expect_row(dom, "backward", ["40"], "compare.html")
     if not any(c.endswith("%") and (c.startswith("+") or c.startswith("-")) for c in dom.rows["backward"]):
         raise Failure(f"the compare page should give the change per path in %: {dom.rows['backward']}")
+    # One summary: the page the program itself writes, byte for byte (the reader loses nothing the
+    # page shows, and the page has one builder).
+    run_demo(a.demo, d, "json=one.json,html=one.html,table=t1.txt")
+    html("one.json", "-o", "one-again.html")
+    if open(os.path.join(d, "one.html"), "rb").read() != open(os.path.join(d, "one-again.html"), "rb").read():
+        raise Failure("nsightkit html of the program's summary differs from the page the program wrote")
+    # A page written without the chart library, completed: it loads with its charts and data.
+    run_demo(a.demo, d, "json=nod3.json,html=nod3.html,table=t2.txt", env_extra={"NSIGHTKIT_REPORT_D3": "none"})
+    html("nod3.html", "-o", "completed.html")
+    dom, _ = load_page(a.chromium, os.path.join(d, "completed.html"))
+    if dom.status.get("data-paths") != "4":
+        raise Failure(f"the completed page should hold the 4 paths: {dom.status}")
+    expect_row(dom, "forward/encoder", ["encoder", "40"], "completed.html")
+    note = "library (d3 3.x) was not found when this page was written"
+    if note not in open(os.path.join(d, "nod3.html"), encoding="utf-8").read():
+        raise Failure("a page written without the chart library should say so in its notes")
+    if note in open(os.path.join(d, "completed.html"), encoding="utf-8").read():
+        raise Failure("the completed page still says its chart library was missing")
     # Bad input: a clear message and exit status 2.
     with open(os.path.join(d, "bad.json"), "w") as f:
         f.write('{"format": "nsightkit-report", "version": 1, "rank": null, "pid": 1, "run_ns": 5, '
                 '"paths": [{"name": "a", "domain": "", "depth": 1, "count": 1, "total_ns": 1}]}')
-    r = subprocess.run(tool + ["bad.json"], cwd=d, capture_output=True, text=True)
-    if r.returncode != 2 or "bad.json" not in r.stderr or "depth 1 but no parent" not in r.stderr:
-        raise Failure(f"a bad summary should give exit 2 and name the problem: {r.returncode} {r.stderr}")
-    r = subprocess.run(tool + ["--compare", "s.rank0.json"], cwd=d, capture_output=True, text=True)
-    if r.returncode != 2 or "--compare takes two summaries" not in r.stderr:
-        raise Failure(f"--compare with one summary: {r.returncode} {r.stderr}")
-    print("tool: ranks and compare pages made from summaries and checked in the DOM")
+    r = html("bad.json", rc=2)
+    if "bad.json" not in r.stderr or "depth 1 but no parent" not in r.stderr:
+        raise Failure(f"a bad summary should give exit 2 and name the problem: {r.stderr}")
+    r = html("--compare", "s.rank0.json", rc=2)
+    if "give a summary" not in r.stderr:
+        raise Failure(f"--compare without a summary to compare: {r.stderr}")
+    r = html("s.rank0.json", "s.rank1.json", "--compare", "one.json", rc=2)
+    if "--compare compares one summary with BASE, not 2" not in r.stderr:
+        raise Failure(f"--compare with two summaries: {r.stderr}")
+    r = html("page-that-is-not-there.html", rc=2)
+    if "page-that-is-not-there.html: cannot read" not in r.stderr:
+        raise Failure(f"a missing page: {r.stderr}")
+    print("tool: ranks, compare and completed pages checked in the DOM; one run's page equals the "
+          "program's byte for byte")
     return 0
 
 
@@ -362,7 +393,7 @@ def main():
     ap.add_argument("--demo", required=True)
     ap.add_argument("--dir", required=True)
     ap.add_argument("--chromium")
-    ap.add_argument("--tool")
+    ap.add_argument("--command")
     ap.add_argument("--paths", type=int, default=100_000)
     ap.add_argument("--disabled", action="store_true")
     a = ap.parse_args()

@@ -2,9 +2,10 @@
 # writer, the grammar's html= and trace-size= items, the step series, gzip and the size cap; and
 # end-to-end runs checked by check_html.py — the .json.gz trace with its counter track, the size
 # cap on a run of 10^6 ranges, the trace streamed during a run (on disk halfway, every range at
-# the end under a recording limit of a quarter of them), the page and the tool's pages loaded in headless Chromium (DOM and
-# console checked, screenshots kept in the build tree), and a page of 10^5 paths (its load time
-# is printed; bench/RESULTS.md records it). Included from tests/CMakeLists.txt.
+# the end under a recording limit of a quarter of them), the page and `nsightkit html`'s pages
+# (ranks, compared, completed) loaded in headless Chromium (DOM and console checked, screenshots
+# kept in the build tree), and a page of 10^5 paths (its load time is printed; bench/RESULTS.md
+# records it). Included from tests/CMakeLists.txt.
 include(${PROJECT_SOURCE_DIR}/cmake/nsightkitHtmlPage.cmake)
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 
@@ -39,15 +40,24 @@ else()
     --demo $<TARGET_FILE:report_html_demo> --dir ${_nsk_html_dir}/cap)
   add_test(NAME report_html_stream COMMAND ${_nsk_html} stream
     --demo $<TARGET_FILE:report_html_demo> --dir ${_nsk_html_dir}/stream)
-  foreach(what IN ITEMS page tool scale)
+  set(_nsk_html_tests report_html_trace report_html_cap report_html_stream)
+  set(_nsk_html_pages page scale)
+  if(TARGET nsightkit_command)
+    list(APPEND _nsk_html_pages tool)
+  else()
+    message(STATUS "nsightkit tests: report_html_tool needs the nsightkit command (NSIGHTKIT_BUILD_TOOLS=ON)")
+  endif()
+  foreach(what IN LISTS _nsk_html_pages)
+    set(_nsk_html_command "")
+    if(what STREQUAL "tool")
+      set(_nsk_html_command --command $<TARGET_FILE:nsightkit_command>)
+    endif()
     add_test(NAME report_html_${what} COMMAND ${_nsk_html} ${what}
       --demo $<TARGET_FILE:report_html_demo> --dir ${_nsk_html_dir}/${what}
-      --chromium "${NSK_CHROMIUM}" --tool ${PROJECT_SOURCE_DIR}/tools/nsightkit_html.py)
+      --chromium "${NSK_CHROMIUM}" ${_nsk_html_command})
+    list(APPEND _nsk_html_tests report_html_${what})
+    set_tests_properties(report_html_${what} PROPERTIES SKIP_RETURN_CODE 77)
   endforeach()
-  set(_nsk_html_tests report_html_trace report_html_cap report_html_stream report_html_page report_html_tool
-    report_html_scale)
-  set_tests_properties(report_html_page report_html_tool report_html_scale PROPERTIES
-    SKIP_RETURN_CODE 77)
   set_tests_properties(report_html_cap report_html_scale PROPERTIES TIMEOUT 600)
 endif()
 set_tests_properties(${_nsk_html_tests} PROPERTIES LABELS cpu FAIL_REGULAR_EXPRESSION "FAIL:"
