@@ -1,10 +1,10 @@
 # The report's HTML page inlines the chart library d3 3.x (docs/report-html.md). This module
-# inlines it at build time: nsightkit_html_page_d3(<dir> [D3 <file>]) writes
+# inlines it at build time: nsightkit_inline_d3(<dir> [D3 <file>]) writes
 # <dir>/nsightkit/detail/report/html_d3.inc from Debian's libjs-d3 (or <file>), so that programs
 # compiled with <dir> on their include path carry d3 themselves and need no file at run time.
 # Without it the report reads d3 when it writes the page (NSIGHTKIT_REPORT_D3, then Debian's file).
 # Sets NSIGHTKIT_HTML_D3_FOUND (and NSIGHTKIT_HTML_D3_REASON when not found) in the caller's scope.
-function(nsightkit_html_page_d3 dir)
+function(nsightkit_inline_d3 dir)
   cmake_parse_arguments(H "" "D3" "" ${ARGN})
   set(js "${H_D3}")
   if(NOT js)

@@ -13,7 +13,7 @@ nsightkit_add_test(test_report_html SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_repor
   NO_RECORDER)
 
 # The same tests built with d3 inlined at build time: the page needs no file at run time.
-nsightkit_html_page_d3(${CMAKE_CURRENT_BINARY_DIR}/report_html_gen)
+nsightkit_inline_d3(${CMAKE_CURRENT_BINARY_DIR}/report_html_gen)
 if(NSIGHTKIT_HTML_D3_FOUND)
   nsightkit_add_test(test_report_html_builtin SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_report_html.cpp
     NO_RECORDER)
