@@ -369,7 +369,7 @@ int diff(Arguments const& a) {
       if (keep[i]) table.push_back(cells(rows[i], true));
     }
     nsk::detail::mpi::render_table(lines, header, table);
-    if (steps) {
+    if (steps && (!a.has("--changed") || steps->notable())) {
       lines.emplace_back("");
       std::vector<std::vector<std::string>> st{cells(*steps, false)};
       nsk::detail::mpi::render_table(lines, header, st);
