@@ -2,6 +2,10 @@
 # (test_nvtx_tool), and as the NVTX tool library that `nsightkit profile` injects into unmodified
 # programs (run_profile.py, on real processes).
 nsightkit_add_test(test_nvtx_tool SOURCES nvtx_tool/test_nvtx_tool.cpp NO_RECORDER)
+if(TARGET CUDA::cudart)  # NVTX's CUDA runtime naming needs the toolkit's headers
+  nsightkit_add_test(test_nvtx_tool_streams SOURCES nvtx_tool/test_nvtx_tool_streams.cpp NO_RECORDER
+    LABELS cuda LIBRARIES CUDA::cudart)
+endif()
 
 if(NOT TARGET nsightkit_command)
   return()

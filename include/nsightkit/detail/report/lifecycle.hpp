@@ -181,11 +181,13 @@ inline void fork_prepare() noexcept {
   for (auto const& t : s->threads) t->lock.lock();
   if (EventsSource* ev = events_source_ptr.load(std::memory_order_acquire)) ev->fork_lock();
   counters.mutex.lock();  // a leaf: held alone by counter_sample()
+  s->stream_names_mutex.lock();  // a leaf
 }
 
 inline void fork_parent() noexcept {
   State* s = state();
   if (s == nullptr) return;
+  s->stream_names_mutex.unlock();
   counters.mutex.unlock();
   if (EventsSource* ev = events_source_ptr.load(std::memory_order_acquire)) ev->fork_unlock();
   for (auto it = s->threads.rbegin(); it != s->threads.rend(); ++it) (*it)->lock.unlock();
@@ -224,6 +226,7 @@ inline void fork_child() noexcept {
   counters.samples.clear();
   counters.dropped = 0;
   counters.mutex.unlock();
+  s->stream_names_mutex.unlock();
   s->origin.store(s->now(), std::memory_order_relaxed);
   s->exit_written.store(false, std::memory_order_relaxed);
   for (auto it = s->threads.rbegin(); it != s->threads.rend(); ++it) (*it)->lock.unlock();

@@ -347,7 +347,7 @@ inline void name_stream(State& s, void const* stream, std::string_view name) noe
     std::uint64_t key = 0;
     GpuSource* const src = s.source.load(std::memory_order_acquire);
     bool const keyed = src != nullptr && src->stream_key(const_cast<void*>(stream), key);
-    std::lock_guard<std::mutex> lock{s.mutex};
+    std::lock_guard<std::mutex> lock{s.stream_names_mutex};
     for (StreamName& n : s.stream_names) {
       if (n.handle == stream) {
         n.name.assign(name.data(), name.size());

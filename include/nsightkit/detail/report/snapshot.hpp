@@ -185,13 +185,13 @@ inline bool tool_injected() noexcept {
 inline void name_streams(State& s, GpuSource* src, std::vector<GpuStreamStats>& streams) {
   std::vector<StreamName> names;
   {
-    std::lock_guard<std::mutex> lock{s.mutex};
+    std::lock_guard<std::mutex> lock{s.stream_names_mutex};
     names = s.stream_names;
   }
   for (StreamName& n : names) {
     if (!n.keyed && src != nullptr && src->stream_key(const_cast<void*>(n.handle), n.key)) {
       n.keyed = true;
-      std::lock_guard<std::mutex> lock{s.mutex};
+      std::lock_guard<std::mutex> lock{s.stream_names_mutex};
       for (StreamName& kept : s.stream_names) {
         if (kept.handle == n.handle) {
           kept.key = n.key;

@@ -10,7 +10,8 @@
 // from static destructors after the final report land in valid memory).
 //
 // Lock order: State::mutex, then State::se_mutex, then a ThreadData::lock, then a GPU source's own
-// locks. The fork handlers (lifecycle.hpp) take them all in that order.
+// locks; State::stream_names_mutex is a leaf. The fork handlers (lifecycle.hpp) take them all in
+// that order.
 #pragma once
 
 #include <nsightkit/attributes.hpp>
@@ -335,8 +336,10 @@ struct State {
   std::vector<std::unique_ptr<ThreadData>> threads;
   ReportOptions options{};
   bool enabled{false};
-  // Names given through NVTX to threads (by OS thread id) other than the caller, and to streams.
+  // Names given through NVTX to threads (by OS thread id) other than the caller.
   std::unordered_map<std::uint32_t, std::string> thread_names;
+  // Names given to streams; its own lock, a leaf (the trace writer reads them while streaming).
+  mutable std::mutex stream_names_mutex;
   std::vector<StreamName> stream_names;
   bool started{false};
   bool atexit_registered{false};
@@ -372,6 +375,19 @@ struct State {
   // The default clock: the TSC calibrated against steady_clock where that is sound, else
   // steady_clock (clock.hpp). Calibrated once per process, before first use.
   Tsc const tsc{process_tsc()};
+
+  /// The name the program gave the stream of a GPU track ("" when none): by CUPTI's key where
+  /// the track has an id, else by handle.
+  std::string stream_name(void const* handle, std::int64_t id, int device) const {
+    std::lock_guard<std::mutex> lock{stream_names_mutex};
+    for (StreamName const& n : stream_names) {
+      bool const hit = id >= 0 ? n.keyed && n.key == ((std::uint64_t(device) << 32) |
+                                                      static_cast<std::uint32_t>(id))
+                               : n.handle == handle;
+      if (hit) return n.name;
+    }
+    return {};
+  }
 
   std::int64_t now() const noexcept {
     ReportClock const c = clock.load(std::memory_order_relaxed);

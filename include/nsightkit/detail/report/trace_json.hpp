@@ -409,6 +409,10 @@ class TraceWriter {
     std::string label = g.id >= 0             ? fmt::format("stream {}", g.id)
                         : g.stream == nullptr ? std::string{"default stream"}
                                               : fmt::format("stream {}", handle);
+    if (State const* s = state()) {
+      std::string const named = s->stream_name(g.stream, g.id, g.device);
+      if (!named.empty()) label = fmt::format("{} \"{}\"", label, named);
+    }
     label = fmt::format("GPU {} (device {}){}", label, g.device,
                         shared ? fmt::format(", thread {}", tid) : "");
     std::size_t const sort = 1000000 + 100 * (streams_.size() + 1);
