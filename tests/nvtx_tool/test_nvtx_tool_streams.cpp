@@ -1,5 +1,5 @@
 // Streams named through NVTX (nvtxNameCudaStreamA) carry their names in the report's per-stream
-// GPU totals and in the trace's stream tracks; a fake CUPTI source stands in for the GPU. The
+// GPU totals, the table and the trace's stream tracks; a fake CUPTI source stands in for the GPU. The
 // report is this executable's NVTX tool (no Recorder).
 #include <nsightkit/report.hpp>
 
@@ -62,6 +62,9 @@ TEST_CASE("streams named through NVTX carry their names in the GPU totals and th
   CHECK(trace.find(R"(GPU stream 7 \"copies\" (device 0))") != std::string::npos);
   CHECK(trace.find(R"(GPU stream 9 \"compute\" (device 0))") != std::string::npos);
   CHECK(trace.find("never used") == std::string::npos);
+  std::string const table = nsk::Report::format_table(s);
+  CHECK(table.find("GPU stream 7 \"copies\" (device 0): busy ") != std::string::npos);
+  CHECK(table.find("GPU stream 9 \"compute\" (device 0): busy ") != std::string::npos);
 }
 #else
 TEST_CASE("a disabled build names no stream") {

@@ -218,6 +218,14 @@ inline void format_cupti_lines(std::string& out, ReportSnapshot const& s) {
           100.0 * static_cast<double>(d.copy_overlap_ns) / static_cast<double>(d.copy_busy_ns));
     out += '\n';
   }
+  // Streams the program named (nvtxNameCudaStream): their own totals, so a name leads somewhere.
+  for (GpuStreamStats const& st : g.streams) {
+    if (st.name.empty()) continue;
+    fmt::format_to(std::back_inserter(out),
+                   "GPU stream {} \"{}\" (device {}): busy {}, {} kernels, {} copies and memsets\n",
+                   st.stream, printable(st.name), st.device, format_duration(st.busy_ns),
+                   st.kernels, st.copies);
+  }
   if (!g.error.empty()) out += "GPU: " + g.error + "\n";
 }
 
