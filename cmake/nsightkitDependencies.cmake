@@ -18,9 +18,10 @@
 #   4. none: the reason lists what was found and these three ways.
 # CMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON skips FindCUDAToolkit (not the prefix search).
 #
-# fmt: NSIGHTKIT_FMT_HEADER_ONLY=ON takes fmt::fmt-header-only (FMT_HEADER_ONLY: nothing of fmt
-# to load at run time, for machines without libfmt); NSIGHTKIT_FMT_TARGET names any target;
-# otherwise fmt::fmt, else fmt::fmt-header-only (what a header-only fmt package provides).
+# fmt: NSIGHTKIT_FMT_TARGET names any target; otherwise fmt::fmt, else fmt::fmt-header-only (what a
+# header-only fmt package provides). Users of nsightkit::nsightkit compile in the compiled mode and
+# get {fmt}'s headers only (nsightkit::fmt_headers): their programs need no libfmt; libnsightkit
+# (nsightkitLibrary.cmake) takes fmt::fmt-header-only where the package has it.
 include_guard(GLOBAL)
 
 # nvtx3/nvtx3.hpp in one of a target's include directories? Unknown (generator expressions, or
@@ -215,9 +216,6 @@ endfunction()
 function(_nsightkit_find_fmt)
   set(_nsk_fmt "" PARENT_SCOPE)
   set(want "${NSIGHTKIT_FMT_TARGET}")
-  if(NOT want AND NSIGHTKIT_FMT_HEADER_ONLY)
-    set(want fmt::fmt-header-only)
-  endif()
   set(have_want FALSE)
   if(want AND TARGET ${want})
     set(have_want TRUE)
@@ -277,10 +275,27 @@ function(nsightkit_find_dependencies)
   endif()
 endfunction()
 
-# nsightkit_link_dependencies(<target> [BUILD_ONLY])
+# {fmt}'s include directories without its library or definitions (FMT_HEADER_ONLY would bring its
+# formatting engine back into every translation unit): what a compiled-mode translation unit needs.
+# Read now, not through a generator expression: the provider may be imported in another directory.
+function(_nsightkit_fmt_headers_target provider)
+  if(NOT TARGET nsightkit::fmt_headers)
+    add_library(nsightkit::fmt_headers INTERFACE IMPORTED GLOBAL)
+  endif()
+  get_target_property(dirs ${provider} INTERFACE_INCLUDE_DIRECTORIES)
+  if(NOT dirs)
+    set(dirs "")
+  endif()
+  set_target_properties(nsightkit::fmt_headers PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${dirs}" INTERFACE_SYSTEM_INCLUDE_DIRECTORIES "${dirs}")
+endfunction()
+
+# nsightkit_link_dependencies(<target> [BUILD_ONLY] [HEADER_ONLY])
 # Finds the dependencies (nsightkit_find_dependencies, same result variables) and, when both were
-# found, links them to <target>. BUILD_ONLY wraps the links in $<BUILD_INTERFACE:...> so
-# install(EXPORT) does not record them.
+# found, links them to <target>: NVTX3's provider and {fmt}'s headers (nsightkit::fmt_headers), for
+# the compiled mode; HEADER_ONLY links the fmt provider itself, for a target whose translation
+# units format in place. BUILD_ONLY wraps the links in $<BUILD_INTERFACE:...> so install(EXPORT)
+# does not record them.
 function(nsightkit_link_dependencies target)
   nsightkit_find_dependencies()
   foreach(v NVTX_PROVIDER NVTX_SOURCE NVTX_PASSED_OVER FMT_PROVIDER DEPENDENCIES_FOUND DEPENDENCIES_REASON)
@@ -289,17 +304,27 @@ function(nsightkit_link_dependencies target)
   if(NOT NSIGHTKIT_DEPENDENCIES_FOUND)
     return()
   endif()
-  if(ARGN STREQUAL "BUILD_ONLY")
-    target_link_libraries(${target} INTERFACE $<BUILD_INTERFACE:${NSIGHTKIT_FMT_PROVIDER}>
+  if("HEADER_ONLY" IN_LIST ARGN)
+    set(fmt ${NSIGHTKIT_FMT_PROVIDER})
+  else()
+    _nsightkit_fmt_headers_target(${NSIGHTKIT_FMT_PROVIDER})
+    set(fmt nsightkit::fmt_headers)
+  endif()
+  if("BUILD_ONLY" IN_LIST ARGN)
+    target_link_libraries(${target} INTERFACE $<BUILD_INTERFACE:${fmt}>
                                               $<BUILD_INTERFACE:${NSIGHTKIT_NVTX_PROVIDER}>)
   else()
-    target_link_libraries(${target} INTERFACE ${NSIGHTKIT_FMT_PROVIDER} ${NSIGHTKIT_NVTX_PROVIDER})
+    target_link_libraries(${target} INTERFACE ${fmt} ${NSIGHTKIT_NVTX_PROVIDER})
   endif()
 endfunction()
 
+# libnsightkit: nsightkit_add_library and nsightkit_link_library (the compiled mode every route
+# gives nsightkit::nsightkit).
+include(${CMAKE_CURRENT_LIST_DIR}/nsightkitLibrary.cmake)
+
 # ---- optional components ----
-# A component is a target nsightkit::<name> (nsightkit::nsightkit plus what it needs: an IMPORTED
-# INTERFACE target, or for compiled a static library built from the sources the package carries),
+# A component is a target nsightkit::<name> (nsightkit::nsightkit plus what it needs, an IMPORTED
+# INTERFACE target),
 # defined by a function nsightkit_add_<name>_component([GLOBAL]) that sets NSIGHTKIT_<NAME>_FOUND
 # and, when not found, NSIGHTKIT_<NAME>_REASON in the caller's scope and never stops the
 # configure. To add a component: write that function below and add its name in
@@ -309,13 +334,11 @@ endfunction()
 # nsightkit_component_names(<out>): the components there are. (A function, not a variable: this
 # file is included once per configure, and a variable would not reach every directory.)
 function(nsightkit_component_names out)
-  set(${out} cupti mpi compiled PARENT_SCOPE)
+  set(${out} cupti mpi PARENT_SCOPE)
 endfunction()
 
 # mpi: nsightkit_add_mpi_component (nsightkit/mpi.hpp: the ranks' reports merged on rank 0).
 include(${CMAKE_CURRENT_LIST_DIR}/nsightkitMpi.cmake)
-# compiled: nsightkit_add_compiled_component (the compiled mode, docs/compile-cost.md).
-include(${CMAKE_CURRENT_LIST_DIR}/nsightkitCompiled.cmake)
 
 # nsightkit_add_component(<name> [GLOBAL])
 # Calls nsightkit_add_<name>_component and passes its NSIGHTKIT_<NAME>_FOUND/_REASON up; for a
@@ -335,8 +358,9 @@ function(nsightkit_add_component name)
 endfunction()
 
 # nsightkit_add_cupti_component([GLOBAL])
-# Defines nsightkit::cupti (nsightkit::nsightkit + CUPTI + NSIGHTKIT_CUPTI=1: the report measures
-# GPU work with CUPTI, docs/gpu-attribution.md) when the CUDA toolkit's CUPTI is found, and sets
+# Defines nsightkit::cupti (nsightkit::nsightkit + CUPTI + NSIGHTKIT_CUPTI=1 + {fmt}: the report
+# measures GPU work with CUPTI, docs/gpu-attribution.md) when the CUDA toolkit's CUPTI is found
+# (call after nsightkit_find_dependencies: NSIGHTKIT_FMT_PROVIDER), and sets
 # NSIGHTKIT_CUPTI_FOUND and NSIGHTKIT_CUPTI_REASON (why not) in the caller's scope.
 function(nsightkit_add_cupti_component)
   set(NSIGHTKIT_CUPTI_FOUND FALSE PARENT_SCOPE)
@@ -358,8 +382,9 @@ function(nsightkit_add_cupti_component)
   else()
     add_library(nsightkit::cupti INTERFACE IMPORTED)
   endif()
+  # The CUPTI source is header-only: its translation units format with {fmt} in place.
   set_target_properties(nsightkit::cupti PROPERTIES
-    INTERFACE_LINK_LIBRARIES "nsightkit::nsightkit;CUDA::cupti"
+    INTERFACE_LINK_LIBRARIES "nsightkit::nsightkit;CUDA::cupti;${NSIGHTKIT_FMT_PROVIDER}"
     INTERFACE_COMPILE_DEFINITIONS "NSIGHTKIT_CUPTI=1")
   set(NSIGHTKIT_CUPTI_FOUND TRUE PARENT_SCOPE)
 endfunction()

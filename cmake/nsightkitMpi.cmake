@@ -4,7 +4,8 @@
 # (find_package(nsightkit COMPONENTS mpi)) define it the same way, at the consumer's configure.
 #
 # nsightkit_add_mpi_component([GLOBAL])
-# Defines nsightkit::mpi (nsightkit::nsightkit + MPI::MPI_CXX) when find_package(MPI COMPONENTS
+# Defines nsightkit::mpi (nsightkit::nsightkit + MPI::MPI_CXX + {fmt}; call after
+# nsightkit_find_dependencies: NSIGHTKIT_FMT_PROVIDER) when find_package(MPI COMPONENTS
 # CXX) finds an MPI (Open MPI, MPICH — also MPICH's PyPI wheel through MPI_HOME or
 # MPI_CXX_COMPILER=<wheel>/bin/mpicxx — Intel MPI, ...), and sets NSIGHTKIT_MPI_FOUND and
 # NSIGHTKIT_MPI_REASON (why not) in the caller's scope. Never stops the configure.
@@ -34,7 +35,8 @@ function(nsightkit_add_mpi_component)
   else()
     add_library(nsightkit::mpi INTERFACE IMPORTED)
   endif()
+  # mpi.hpp's merge is header-only: its translation units format with {fmt} in place.
   set_target_properties(nsightkit::mpi PROPERTIES
-    INTERFACE_LINK_LIBRARIES "nsightkit::nsightkit;MPI::MPI_CXX")
+    INTERFACE_LINK_LIBRARIES "nsightkit::nsightkit;MPI::MPI_CXX;${NSIGHTKIT_FMT_PROVIDER}")
   set(NSIGHTKIT_MPI_FOUND TRUE PARENT_SCOPE)
 endfunction()

@@ -3,12 +3,11 @@
 # can be moved, and none names a directory of this machine: pkg-config cannot search, so NVTX3's
 # and the CUDA toolkit's directories are variables with conventional defaults that the user
 # overrides with --define-variable (nvtx3_finder prints the NVTX3 one, see nsightkit.pc.in).
-#   nsightkit.pc                  {fmt} as a library (Requires: fmt)
-#   nsightkit-fmt-header-only.pc  {fmt} header-only (FMT_HEADER_ONLY): no libfmt at run time
-#   nsightkit-cupti.pc            the CUPTI component (only where CUPTI was found)
-# Header-only modules carry no Libs line and go to share/pkgconfig. NVTX3 calls dlopen: where
-# dlopen is not in the C library (glibc before 2.34) they need Libs: -ldl, and then, like every
-# .pc with Libs, go to <libdir>/pkgconfig (where vcpkg and distributions expect them).
+#   nsightkit.pc        the headers in the compiled mode and libnsightkit
+#   nsightkit-cupti.pc  the CUPTI component (only where CUPTI was found)
+# Both have Libs, so both go to <libdir>/pkgconfig (where vcpkg and distributions expect them).
+# libnsightkit is static: what it needs of the system (threads, dlopen) is in Libs, where the C
+# library does not have it already (glibc before 2.34).
 include(CheckCXXSymbolExists)
 check_cxx_symbol_exists(dlopen dlfcn.h NSIGHTKIT_DLOPEN_IN_LIBC)
 
@@ -27,20 +26,21 @@ function(_nsightkit_pc_path dir out)
   endif()
 endfunction()
 
-if(NSIGHTKIT_DLOPEN_IN_LIBC OR NOT CMAKE_DL_LIBS)
-  set(NSIGHTKIT_PC_LIBS_LINE "")
-  set(NSIGHTKIT_PC_DIR "${CMAKE_INSTALL_DATADIR}/pkgconfig")
-else()
-  set(NSIGHTKIT_PC_LIBS_LINE "Libs: -l${CMAKE_DL_LIBS}")
-  set(NSIGHTKIT_PC_DIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+find_package(Threads REQUIRED)  # CMAKE_THREAD_LIBS_INIT, in this scope
+set(NSIGHTKIT_PC_SYSTEM_LIBS "")
+if(CMAKE_THREAD_LIBS_INIT)
+  string(APPEND NSIGHTKIT_PC_SYSTEM_LIBS " ${CMAKE_THREAD_LIBS_INIT}")
 endif()
+if(CMAKE_DL_LIBS AND NOT NSIGHTKIT_DLOPEN_IN_LIBC)
+  string(APPEND NSIGHTKIT_PC_SYSTEM_LIBS " -l${CMAKE_DL_LIBS}")
+endif()
+set(NSIGHTKIT_PC_DIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
 _nsightkit_pc_prefix("${NSIGHTKIT_PC_DIR}" NSIGHTKIT_PC_PREFIX)
 _nsightkit_pc_path("${CMAKE_INSTALL_INCLUDEDIR}" NSIGHTKIT_PC_INCLUDEDIR)
+_nsightkit_pc_path("${CMAKE_INSTALL_LIBDIR}" NSIGHTKIT_PC_LIBDIR)
 _nsightkit_pc_path("${NSIGHTKIT_CMAKE_DIR}/nsightkit-find-nvtx3.py" NSIGHTKIT_PC_NVTX3_FINDER)
-foreach(module IN ITEMS nsightkit nsightkit-fmt-header-only)
-  configure_file(cmake/${module}.pc.in "${CMAKE_CURRENT_BINARY_DIR}/pkgconfig/${module}.pc" @ONLY)
-  install(FILES "${CMAKE_CURRENT_BINARY_DIR}/pkgconfig/${module}.pc" DESTINATION ${NSIGHTKIT_PC_DIR})
-endforeach()
+configure_file(cmake/nsightkit.pc.in "${CMAKE_CURRENT_BINARY_DIR}/pkgconfig/nsightkit.pc" @ONLY)
+install(FILES "${CMAKE_CURRENT_BINARY_DIR}/pkgconfig/nsightkit.pc" DESTINATION ${NSIGHTKIT_PC_DIR})
 
 # CUPTI lives in the CUDA toolkit: its directories are written relative to the toolkit's root
 # (the layout found now), the root itself is a variable (default /usr/local/cuda).
@@ -57,11 +57,6 @@ if(NSIGHTKIT_CUPTI_FOUND)
   get_filename_component(_nsk_cupti_incdir "${NSIGHTKIT_PC_CUPTI_INCLUDEDIR}" REALPATH)
   file(RELATIVE_PATH NSIGHTKIT_PC_CUPTI_REL_LIBDIR "${_nsk_cuda_root}" "${_nsk_cupti_libdir}")
   file(RELATIVE_PATH NSIGHTKIT_PC_CUPTI_REL_INCLUDEDIR "${_nsk_cuda_root}" "${_nsk_cupti_incdir}")
-  set(NSIGHTKIT_PC_CUPTI_DIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig")  # it has Libs
   configure_file(cmake/nsightkit-cupti.pc.in "${CMAKE_CURRENT_BINARY_DIR}/pkgconfig/nsightkit-cupti.pc" @ONLY)
-  install(FILES "${CMAKE_CURRENT_BINARY_DIR}/pkgconfig/nsightkit-cupti.pc" DESTINATION ${NSIGHTKIT_PC_CUPTI_DIR})
-  # nsightkit-cupti requires nsightkit; pkg-config finds it only if both directories are searched.
-  if(NOT NSIGHTKIT_PC_CUPTI_DIR STREQUAL NSIGHTKIT_PC_DIR)
-    message(STATUS "nsightkit: pkg-config modules in ${NSIGHTKIT_PC_DIR} and ${NSIGHTKIT_PC_CUPTI_DIR} (nsightkit-cupti)")
-  endif()
+  install(FILES "${CMAKE_CURRENT_BINARY_DIR}/pkgconfig/nsightkit-cupti.pc" DESTINATION ${NSIGHTKIT_PC_DIR})
 endif()

@@ -121,7 +121,7 @@ probe() {
   used=$(sed -n '/nvtx3\/nvtx3\.hpp/{s/^ *//;p;q;}' "$dir.deps")
   [ "$(cd "$(dirname "$used")/.." && pwd -P)" = "$(cd "$want" && pwd -P)" ] \
     || fail "$name: the compiler read $used, expected $want/nvtx3/nvtx3.hpp"
-  "$dir/probe" fmt-library >>"$dir.log" || { tail -5 "$dir.log" >&2; fail "$name: the probe failed"; }
+  "$dir/probe" >>"$dir.log" || { tail -5 "$dir.log" >&2; fail "$name: the probe failed"; }
   echo "  $name: $(grep -m1 -o "NVTX3 from .*" "$dir.log" | cut -c1-150)"
 }
 
@@ -206,7 +206,7 @@ else
 fi
 
 step "f. pkg-config with the package's nvtx3_finder"
-export PKG_CONFIG_PATH="$prefix/share/pkgconfig:$prefix/lib/pkgconfig"
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 finder=$(pkg-config --variable=nvtx3_finder nsightkit)
 # The finder looks in the usual toolkit places itself (/usr/local/cuda, nvcc on PATH, ...): in
 # its order it must name the toolkit where this machine has one, else PyPI's package.
@@ -216,16 +216,17 @@ want_first=${toolkit_inc:-$pypi_inc}
 # PyPI's, asked for (the answer on a machine without the toolkit), for the compile below.
 define=$("${nocuda_env[@]}" "$py" "$finder" --source pypi --define-variable) || fail "nvtx3_finder --source pypi found nothing"
 [ "$define" = "--define-variable=nvtx3_includedir=$pypi_inc" ] || fail "nvtx3_finder --source pypi gave $define, expected $pypi_inc"
-# (probe.cpp on its own first: its dependency file says which nvtx3.hpp it read.)
+# (probe.cpp on its own first: its dependency file says which nvtx3.hpp it read.) The installed
+# libnsightkit was built with the suite's flags (sanitizers): the probe that links it takes them too.
 # shellcheck disable=SC2046,SC2086
-"${nocuda_env[@]}" "$cxx" $NOCUDA_CXXFLAGS -std=c++17 -MD -MF "$work/probe_pc.d" -c -o "$work/probe_pc.o" \
+"${nocuda_env[@]}" "$cxx" $NOCUDA_CXXFLAGS $suite_flags -std=c++17 -MD -MF "$work/probe_pc.d" -c -o "$work/probe_pc.o" \
   "$root/tests/consumers/common/probe.cpp" $(pkg-config "$define" --cflags nsightkit) || fail "pkg-config probe: compile"
 grep -qF "$pypi_inc/nvtx3/nvtx3.hpp" "$work/probe_pc.d" || fail "pkg-config probe: not compiled with PyPI's nvtx3.hpp"
 # shellcheck disable=SC2046,SC2086
-"${nocuda_env[@]}" "$cxx" $NOCUDA_CXXFLAGS -std=c++17 -o "$work/probe_pc" "$work/probe_pc.o" \
+"${nocuda_env[@]}" "$cxx" $NOCUDA_CXXFLAGS $suite_flags -std=c++17 -o "$work/probe_pc" "$work/probe_pc.o" \
   "$root/tests/consumers/common/recorder.cpp" $(pkg-config "$define" --cflags --libs nsightkit) -pthread \
   || fail "pkg-config probe: compile and link"
-"$work/probe_pc" fmt-library | sed 's/^/  /'
+"$work/probe_pc" | sed 's/^/  /'
 tested+=("f. pkg-config: nvtx3_finder -> ${first#--define-variable=nvtx3_includedir=} in its order, --source pypi -> $define, probe built (toolkit hidden) and run")
 
 echo "check-cpu-only: $(cmake --version | sed -n 1p), $("$cxx" --version | sed -n 1p)"

@@ -1,26 +1,33 @@
-// nsightkit's compiled part (NSIGHTKIT_COMPILED; see docs/compile-cost.md).
+// nsightkit's compiled part (NSIGHTKIT_COMPILED; see docs/compile-cost.md): the report engine, the
+// emit engine (the one place NVTX is included), the formatting of range and module names and the
+// cold paths of module hooks and the capture window, defined once for the program.
 //
-// Compile this file once into the program (CMake: link nsightkit::compiled, which also defines
-// NSIGHTKIT_COMPILED for its users) and define NSIGHTKIT_COMPILED in every translation unit that
-// includes nsightkit: the headers then only declare the report engine, the emit engine (the one
-// place NVTX is included) and the formatting of range and module names, and this file defines
-// them. Build it with the same NSIGHTKIT_* settings as the program (under NSIGHTKIT_DISABLE it is
-// empty: there is nothing to compile).
+// Every package builds it into libnsightkit and defines NSIGHTKIT_COMPILED for its consumers,
+// whose headers then only declare these parts. Built with NSIGHTKIT_DISABLE it defines what a
+// disabled program still calls (the report's outputs and grammar): libnsightkit holds both builds,
+// each in its own ABI namespace. Without a package: compile this file once with the program's
+// settings and -DNSIGHTKIT_COMPILED, and define NSIGHTKIT_COMPILED in every translation unit.
 #ifndef NSIGHTKIT_COMPILED
 #define NSIGHTKIT_COMPILED 1
+#endif
+// The start-up read of NSIGHTKIT_REPORT is src/nsightkit_startup.cpp's: linking the engine must not
+// start the report in a program whose translation units all define NSIGHTKIT_REPORT_NO_AUTOSTART.
+#ifndef NSIGHTKIT_REPORT_NO_AUTOSTART
+#define NSIGHTKIT_REPORT_NO_AUTOSTART 1
 #endif
 
 #include <nsightkit/config.hpp>
 
+#include <nsightkit/detail/compiled.hpp>
+#include <nsightkit/detail/report/entry_impl.hpp>
+#include <nsightkit/report.hpp>
+
 #if NSIGHTKIT_ENABLED
 #include <nsightkit/detail/capture/window_impl.hpp>
-#include <nsightkit/detail/compiled.hpp>
 #include <nsightkit/detail/emit_impl.hpp>
 #include <nsightkit/detail/fmt_format.hpp>
 #include <nsightkit/detail/module/registry_impl.hpp>
 #include <nsightkit/detail/module/scope.hpp>
-#include <nsightkit/detail/report/entry_impl.hpp>
-#include <nsightkit/report.hpp>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::module {

@@ -1,6 +1,13 @@
 #!/usr/bin/env python3
-"""Checks an object compiled with NSIGHTKIT_DISABLE: no NVTX/dlopen symbols, and nsk_instrumented
-compiles to exactly the machine code of nsk_plain."""
+"""Checks what NSIGHTKIT_DISABLE leaves in a build.
+
+  check_disabled_object.py OBJ...          objects compiled with NSIGHTKIT_DISABLE: no NVTX/dlopen
+                                           symbols, and nsk_instrumented compiles to exactly the
+                                           machine code of nsk_plain
+  check_disabled_object.py --program EXE   a program whose target defines NSIGHTKIT_DISABLE and
+                                           links nsightkit::nsightkit: no NVTX/dlopen symbol and
+                                           nothing of the enabled build (libnsightkit's engine)
+"""
 import re
 import subprocess
 import sys
@@ -24,12 +31,36 @@ def disassembly(obj: str, symbol: str) -> list:
     return body
 
 
+# NVTX's and the dynamic loader's names: a disabled build calls none of them.
+NVTX_OR_DL = r"nvtx|dlopen|dlsym"
+# The enabled build's ABI namespace (config.hpp): libnsightkit's engine lives there.
+ENABLED_NAMESPACE = "nsightkit::v0::"
+
+
+def check_program(exe: str) -> int:
+    syms = subprocess.run(["nm", "-C", exe], check=True, capture_output=True, text=True).stdout
+    bad = [s for s in syms.splitlines()
+           if re.search(NVTX_OR_DL, s, re.I) or ENABLED_NAMESPACE in s]
+    if bad:
+        print(f"{exe}: a disabled program links NVTX, dlopen or the enabled engine:\n  "
+              + "\n  ".join(bad[:40]))
+        return 1
+    disabled = [s for s in syms.splitlines() if "nsightkit::v0_disabled::" in s]
+    if not disabled:
+        print(f"{exe}: no nsightkit symbol at all: not the program this check is for")
+        return 1
+    print(f"{exe}: no NVTX, dlopen or enabled-engine symbols ({len(disabled)} disabled-mode ones)")
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--program"]:
+        return check_program(sys.argv[2])
     objs = sys.argv[1:]
     failed = False
     for obj in objs:
         syms = subprocess.run(["nm", obj], check=True, capture_output=True, text=True).stdout
-        bad = [s for s in syms.splitlines() if re.search(r"nvtx|dlopen|dlsym", s, re.I)]
+        bad = [s for s in syms.splitlines() if re.search(NVTX_OR_DL, s, re.I)]
         if bad:
             print(f"{obj}: NVTX/dl symbols in a disabled build:\n  " + "\n  ".join(bad))
             failed = True

@@ -434,7 +434,7 @@ class GpuRangeIn {
 using GpuRange = GpuRangeIn<DefaultDomain>;
 #endif  // NSIGHTKIT_HAS_CUDA
 
-#if NSIGHTKIT_ENABLED && !defined(NSIGHTKIT_REPORT_NO_AUTOSTART)
+#if NSIGHTKIT_ENABLED && !defined(NSIGHTKIT_REPORT_NO_AUTOSTART) && !NSIGHTKIT_DETAIL_COMPILED
 namespace detail {
 // Reads NSIGHTKIT_REPORT once per process during static initialisation (see the file comment).
 NSIGHTKIT_DETAIL_VISIBLE inline bool const report_autostarted = report::entry::autostart();
@@ -442,3 +442,18 @@ NSIGHTKIT_DETAIL_VISIBLE inline bool const report_autostarted = report::entry::a
 #endif
 
 NSIGHTKIT_DETAIL_END_NAMESPACE
+
+#if NSIGHTKIT_ENABLED && !defined(NSIGHTKIT_REPORT_NO_AUTOSTART) && NSIGHTKIT_DETAIL_COMPILED
+// Compiled, the start-up read is libnsightkit's (src/nsightkit_startup.cpp): this reference, which
+// generates no code, links it into the program. There it runs after the engine's process-wide
+// objects are made, which an initialiser here could not be sure of.
+extern "C" NSIGHTKIT_DETAIL_VISIBLE int const nsightkit_detail_startup;
+namespace nsightkit::detail {
+#if defined(__GNUC__) || defined(__clang__)
+[[maybe_unused]] __attribute__((used)) static int const* const report_startup_link =
+    &nsightkit_detail_startup;
+#else
+[[maybe_unused]] static int const* const report_startup_link = &nsightkit_detail_startup;
+#endif
+}  // namespace nsightkit::detail
+#endif

@@ -23,7 +23,7 @@ target_include_directories(test_command_reader PRIVATE ${PROJECT_SOURCE_DIR}/too
                                                        ${CMAKE_CURRENT_LIST_DIR})
 
 add_executable(command_fixtures ${CMAKE_CURRENT_LIST_DIR}/command_fixtures.cpp)
-target_link_libraries(command_fixtures PRIVATE nsightkit::nsightkit nsightkit_warnings)
+target_link_libraries(command_fixtures PRIVATE nsightkit::nsightkit nsightkit_warnings ${NSIGHTKIT_FMT_PROVIDER})
 target_include_directories(command_fixtures PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 
 # A real report with capture-window steps and advice, where the examples are built (they are

@@ -4,7 +4,8 @@
   check_compiled_objects.py NM --compiled OBJ...   each object defines none of the report engine's
                                                    functions, none of {fmt}'s formatting engine and
                                                    none of NVTX's code; together they call the
-                                                   compiled entry points
+                                                   compiled entry points and reference
+                                                   libnsightkit's start-up
   check_compiled_objects.py NM --compiled-recorder OBJ...
                                                    the same for a program that installs the NVTX
                                                    Recorder (testing.hpp includes NVTX, so NVTX's
@@ -25,14 +26,15 @@ FMT_ENGINE = ("fmt::v", "::detail::vformat_to")
 NVTX_CODE = ("nvtxGlobals", "_impl_init_v3")
 # The compiled part's entry points a program of ranges, formatted names and a report calls.
 ENTRY_POINTS = ("::detail::report::entry::", "::detail::emit_out(", "::detail::emit_formatted_out(",
-                "::detail::end_out(", "::detail::module::format_module_name(")
+                "::detail::end_out(", "::detail::module::format_module_name(",
+                "nsightkit_detail_startup")
 # Per compiled mode: the parts no object may define, and the entry points the objects must call.
 COMPILED_MODES = {
     "--compiled": (("report engine", "fmt engine", "NVTX"),
-                   ("detail::report::entry::autostart()", "detail::emit_formatted_out(",
+                   ("nsightkit_detail_startup", "detail::emit_formatted_out(",
                     "detail::module::format_module_name(")),
     "--compiled-recorder": (("report engine", "fmt engine"),
-                            ("detail::report::entry::autostart()", "detail::emit_formatted_out(")),
+                            ("nsightkit_detail_startup", "detail::emit_formatted_out(")),
 }
 
 

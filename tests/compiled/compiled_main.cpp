@@ -1,6 +1,6 @@
-// A program of two translation units built in nsightkit's compiled mode (NSIGHTKIT_COMPILED, from
-// linking nsightkit::compiled): this one includes the umbrella header, compiled_work.cpp only
-// range.hpp and module.hpp. compiled.cmake runs it
+// A program of two translation units built in nsightkit's compiled mode (NSIGHTKIT_COMPILED and
+// libnsightkit, from linking nsightkit::nsightkit): this one includes the umbrella header,
+// compiled_work.cpp only range.hpp and module.hpp. compiled.cmake runs it
 //   compiled_demo api   the report enabled in-process; checks the snapshot, the outputs and the
 //                       grammar's errors, then prints "ok"
 //   compiled_demo       nothing but the work: NSIGHTKIT_REPORT turns the report on at start-up and

@@ -32,7 +32,7 @@ struct fmt::formatter<Counted> : fmt::formatter<int> {
 
 TEST_CASE("tracking starts with the first observer and then stays on") {
 #if NSIGHTKIT_ENABLED
-  REQUIRE_FALSE(nsk::detail::nvtx_listening<nsk::GlobalDomain>());  // no tool in this binary
+  REQUIRE_FALSE(nsk::detail::nvtx_tool_listening<nsk::GlobalDomain>());  // no tool in this binary
   REQUIRE_FALSE(nsk::detail::sinks_active());
 #endif
   std::vector<std::string> paths;

@@ -54,8 +54,8 @@ TEST_CASE("the first NVTX use in the process comes from 8 threads at once") {
   // The answer every thread got is the one the process settles on.
   bool const tool = nsightkit::testing::Recorder::installed();
 #if NSIGHTKIT_ENABLED
-  REQUIRE(nsightkit::detail::nvtx_listening<nsightkit::GlobalDomain>() == tool);
-  REQUIRE(nsightkit::detail::nvtx_listening<FirstUseDomain>() == tool);
+  REQUIRE(nsightkit::detail::nvtx_tool_listening<nsightkit::GlobalDomain>() == tool);
+  REQUIRE(nsightkit::detail::nvtx_tool_listening<FirstUseDomain>() == tool);
 #else
   (void)tool;
 #endif

@@ -38,8 +38,8 @@ TEST_CASE("without a tool, formatted names are never formatted") {
 
 #if NSIGHTKIT_ENABLED
 TEST_CASE("no tool handles pushes in this binary") {
-  REQUIRE_FALSE(nsightkit::detail::nvtx_listening<nsightkit::DefaultDomain>());
-  REQUIRE_FALSE(nsightkit::detail::nvtx_listening<nsightkit::GlobalDomain>());
+  REQUIRE_FALSE(nsightkit::detail::nvtx_tool_listening<nsightkit::DefaultDomain>());
+  REQUIRE_FALSE(nsightkit::detail::nvtx_tool_listening<nsightkit::GlobalDomain>());
 }
 
 namespace {

@@ -1,6 +1,7 @@
 // A shared library that embeds nsightkit's report, built with -fvisibility=hidden like many real
 // plugins (tests/report/report.cmake builds it twice: one copy linked, one loaded with dlopen). It records
 // ranges and can try to enable "its" report, to test that the report is one per process.
+#include <nsightkit/detail/report/engine.hpp>  // the engine's pieces, in either mode
 #include <nsightkit/report.hpp>
 
 #define NSK_REPORT_PLUGIN_API extern "C" __attribute__((visibility("default")))

@@ -3,6 +3,7 @@
 // the NSIGHTKIT_REPORT grammar, ranks and file names, the outputs, and GPU timing through a fake
 // GPU backend. Every expectation also holds in a -DNSIGHTKIT_DISABLE=ON build, where the report
 // records nothing (rows() is then empty and the GPU tests are compiled out).
+#include <nsightkit/detail/report/engine.hpp>  // the engine's pieces, in either mode
 #include <nsightkit/report.hpp>
 
 #include <nsightkit/detail/capture_state.hpp>

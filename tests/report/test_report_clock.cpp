@@ -1,6 +1,7 @@
 // The report's default clock (detail/report_clock.hpp): the TSC calibrated against
 // steady_clock where the kernel keeps time with it, else steady_clock. Whichever it is, it must
 // read steady_clock's time line: anchored to it, at its rate, never going backwards.
+#include <nsightkit/detail/report/engine.hpp>  // the engine's pieces, in either mode
 #include <nsightkit/report.hpp>
 
 #include <catch2/catch.hpp>

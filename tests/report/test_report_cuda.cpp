@@ -2,6 +2,7 @@
 // or driver is usable (this project's CI) it must fail soft — one message, the reason in the
 // snapshot, CPU times intact; where a device exists, the same code yields GPU times. CurrentStream
 // nests and restores.
+#include <nsightkit/detail/report/engine.hpp>  // the engine's pieces, in either mode
 #include <nsightkit/report.hpp>
 
 #include <catch2/catch.hpp>

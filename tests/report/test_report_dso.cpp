@@ -4,6 +4,7 @@
 // host's report. The loaded one either shares it too (GCC: unique symbols) or is detected as a
 // second copy that stays off with a message (clang) — never two reports that each silently hold
 // half of the ranges.
+#include <nsightkit/detail/report/engine.hpp>  // the engine's pieces, in either mode
 #include <nsightkit/report.hpp>
 
 #include <catch2/catch.hpp>

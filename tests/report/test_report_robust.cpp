@@ -3,6 +3,7 @@
 // the messages a user gets for bad or misspelt settings. Every case asserts what happens, also in
 // a -DNSIGHTKIT_DISABLE=ON build (where nothing is recorded or written).
 #include <nsightkit/detail/process.hpp>
+#include <nsightkit/detail/report/engine.hpp>  // the engine's pieces, in either mode
 #include <nsightkit/detail/text.hpp>
 #include <nsightkit/report.hpp>
 

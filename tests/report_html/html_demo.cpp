@@ -6,6 +6,7 @@
 //   html_demo ranges N   N ranges (one path each step repeats), for the trace's size cap
 //   html_demo stream N F N ranges over about N/50 ms, printing F's size halfway (the trace
 //                        streamed while the run goes on)
+#include <nsightkit/detail/report/engine.hpp>  // the engine's pieces, in either mode
 #include <nsightkit/nsightkit.hpp>
 
 #include <chrono>

@@ -3,6 +3,7 @@
 // report.hpp includes the engine only when instrumentation is enabled; these tests also check
 // its pieces (zlib's layout, the step series, counters) in a disabled build.
 #include <nsightkit/detail/report/counters.hpp>
+#include <nsightkit/detail/report/engine.hpp>  // the engine's pieces, in either mode
 #include <nsightkit/detail/report/output_file.hpp>
 #include <nsightkit/detail/report/step_series.hpp>
 #include <nsightkit/report.hpp>

@@ -1,13 +1,12 @@
 // Internal: header-only or compiled — where nsightkit's heavy, rarely called parts are defined.
 //
-// Header-only (the default), every translation unit that includes <nsightkit/report.hpp> parses
-// the whole report engine and generates its code: the NSIGHTKIT_REPORT start-up reads the
-// variable from a static initialiser, which reaches enable(), the at-exit writer and every output
-// format. That is seconds of compile time and hundreds of MB per translation unit (see
-// docs/compile-cost.md). With `NSIGHTKIT_COMPILED` defined in every translation unit of the
-// program, the public headers only declare those parts, and one translation unit defines them:
-// src/nsightkit.cpp (CMake: link nsightkit::compiled), with src/nsightkit_cuda.cpp for the CUDA
-// parts. The parts are:
+// Compiled (`NSIGHTKIT_COMPILED`, which every package defines for its consumers: the CMake target
+// nsightkit::nsightkit, pkg-config, Conan, vcpkg), the public headers only declare those parts and
+// one library defines them for the whole program: src/nsightkit.cpp and src/nsightkit_cuda.cpp,
+// built into libnsightkit (see docs/compile-cost.md). Header-only (a plain -I, without the
+// macro), every translation unit that includes <nsightkit/report.hpp> parses the whole report
+// engine and generates its code, because the NSIGHTKIT_REPORT start-up reads the variable from a
+// static initialiser that reaches enable(), the at-exit writer and every output format. The parts:
 //
 // - the report's entry points (detail/report/entry.hpp): everything Report, ReportOptions::parse
 //   and CurrentStream call, the start-up read of NSIGHTKIT_REPORT included;
@@ -17,20 +16,22 @@
 // - the emit engine (detail/emit_engine.hpp, through detail/emit_impl.hpp): every NVTX call, so
 //   that no other translation unit includes NVTX, whose headers generate its initialisation code
 //   in every translation unit that includes them;
-// - the members of PinnedMemoryPool, which instantiate the pool's core (detail/pinned/pool_impl.hpp,
-//   defined in src/nsightkit_cuda.cpp: a separate object, linked only into programs that use the
-//   pool, which link the CUDA runtime anyway).
+// - the cold paths of module hooks and of CaptureWindow;
+// - the members of PinnedMemoryPool and graph capture's text and watch functions
+//   (src/nsightkit_cuda.cpp: a separate object, linked only into programs that use them).
 //
-// The CUPTI GPU source (<nsightkit/cupti.hpp>) stays header-only. Behaviour is the same in both
+// Under NSIGHTKIT_DISABLE the switch keeps its meaning: what still works there (the report's
+// outputs and grammar, the pool, graph capture) is declared here and defined by the same sources
+// compiled with NSIGHTKIT_DISABLE, so a disabled translation unit includes no engine either. The
+// CUPTI GPU source (<nsightkit/cupti.hpp>) stays header-only. Behaviour is the same in both
 // modes. Functions marked NSIGHTKIT_DETAIL_ENTRY are inline in the header-only mode and declared
 // only (defined once, with default visibility) in the compiled mode; out-of-class member
-// definitions are marked NSIGHTKIT_DETAIL_MEMBER (inline, or nothing). Under NSIGHTKIT_DISABLE
-// there is nothing to compile and the switch is ignored.
+// definitions are marked NSIGHTKIT_DETAIL_MEMBER (inline, or nothing).
 #pragma once
 
 #include <nsightkit/config.hpp>
 
-#if defined(NSIGHTKIT_COMPILED) && NSIGHTKIT_ENABLED
+#if defined(NSIGHTKIT_COMPILED)
 #define NSIGHTKIT_DETAIL_COMPILED 1
 #define NSIGHTKIT_DETAIL_ENTRY NSIGHTKIT_DETAIL_VISIBLE
 #define NSIGHTKIT_DETAIL_MEMBER

@@ -74,6 +74,13 @@ inline bool should_emit() noexcept {
 /// domain, so the global domain's answer holds for every domain).
 inline bool listening_any() noexcept { return nvtx_listening_any() || sinks_active(); }
 
+/// True when an NVTX tool handles pushes of domain D in this binary (the same question in both
+/// modes; here a named domain is created on the way).
+template <class D>
+inline bool nvtx_tool_listening() noexcept {
+  return nvtx_listening<D>();
+}
+
 /// Emits one event of domain D (see emit_core).
 template <class D, Op op, class HandleFn>
 inline Emitted emit(Attributes const& a, char const* text, std::size_t len,
@@ -161,10 +168,17 @@ NSIGHTKIT_DETAIL_VISIBLE void end_out(DomainSlot& domain, Op op, Emitted const& 
 /// Resolves whether an NVTX tool listens (nvtx_push_state), initialising NVTX on first use.
 NSIGHTKIT_DETAIL_VISIBLE bool resolve_nvtx_listening() noexcept;
 
+/// True when an NVTX tool handles pushes of domain D in this binary (NVTX answers per binary, not
+/// per domain); the first call initialises NVTX, in the engine.
+template <class D>
+inline bool nvtx_tool_listening() noexcept {
+  auto const state = nvtx_push_state.load(std::memory_order_acquire);
+  return state == 2 || (state == 0 && resolve_nvtx_listening());
+}
+
 /// True when a range of any domain would reach anyone: an NVTX tool or an nsightkit sink.
 inline bool listening_any() noexcept {
-  auto const state = nvtx_push_state.load(std::memory_order_acquire);
-  return state == 2 || (state == 0 && resolve_nvtx_listening()) || sinks_active();
+  return nvtx_tool_listening<DefaultDomain>() || sinks_active();
 }
 
 /// True when an emission would reach anyone. The fast path.

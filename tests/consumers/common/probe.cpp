@@ -1,30 +1,24 @@
 // A small consumer of nsightkit for the packaging tests that only need to know that a program
-// compiles, links and runs with the NVTX3 headers and the {fmt} mode a route chose: a range with
-// a name formatted by {fmt}, a mark, and the Recorder checking what reached NVTX.
+// compiles, links and runs with the NVTX3 headers a route chose: a range with a formatted name, a
+// mark, and the Recorder checking what reached NVTX.
 //
-// usage: probe [fmt-header-only|fmt-library]   the {fmt} mode the build was asked for (checked)
-// Exit code 0 on success; prints one line either way.
+// usage: probe      Exit code 0 on success; prints one line either way.
 #include <nsightkit/range.hpp>
 #include <nsightkit/testing.hpp>
 
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <vector>
 
-int main(int argc, char** argv) {
-#if defined(FMT_HEADER_ONLY)
-  char const* const fmt_mode = "fmt-header-only";
+int main() {
+#if defined(NSIGHTKIT_COMPILED)
+  char const* const mode = "compiled";
 #else
-  char const* const fmt_mode = "fmt-library";
+  char const* const mode = "header-only";
 #endif
-  if (argc > 1 && std::strcmp(argv[1], fmt_mode) != 0) {
-    std::fprintf(stderr, "probe: built with %s, expected %s\n", fmt_mode, argv[1]);
-    return 1;
-  }
   nsightkit::testing::Recorder rec;
   {
-    nsightkit::ScopedRange step{"step {}", 7};  // formatted by {fmt}
+    nsightkit::ScopedRange step{"step {}", 7};  // formatted (by libnsightkit when compiled)
     nsightkit::mark("probe");
   }
   std::vector<std::string> const expected =
@@ -37,6 +31,6 @@ int main(int argc, char** argv) {
     for (auto const& l : rec.lines()) std::fprintf(stderr, "  %s\n", l.c_str());
     return 1;
   }
-  std::printf("probe ok: %zu NVTX events, %s\n", expected.size(), fmt_mode);
+  std::printf("probe ok: %zu NVTX events, %s\n", expected.size(), mode);
   return 0;
 }

@@ -4,7 +4,8 @@
 // Header-only, they are inline and <nsightkit/report.hpp> includes their definitions
 // (entry_impl.hpp, which brings the whole engine). In the compiled mode (NSIGHTKIT_COMPILED, see
 // detail/compiled.hpp) this header only declares them and src/nsightkit.cpp defines them once, so
-// a translation unit that includes report.hpp neither parses the engine nor generates its code.
+// a translation unit that includes report.hpp neither parses the engine nor generates its code;
+// in a disabled build too, where the outputs and the grammar still work (the first group below).
 #pragma once
 
 #include <nsightkit/config.hpp>

@@ -1,22 +1,13 @@
-// Internal: the definitions of the report's entry points (entry.hpp) over the report engine.
-// Included by <nsightkit/report.hpp> in the header-only mode, by src/nsightkit.cpp in the compiled
-// mode (NSIGHTKIT_COMPILED), where they are defined once for the program.
+// Internal: the definitions of the report's entry points (entry.hpp) over the report engine
+// (engine.hpp). Included by <nsightkit/report.hpp> in the header-only mode, by src/nsightkit.cpp in
+// the compiled mode (NSIGHTKIT_COMPILED), where they are defined once for the program: enabled,
+// and built with NSIGHTKIT_DISABLE, the ones a disabled program still calls.
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/report/engine.hpp>
 #include <nsightkit/detail/report/entry.hpp>
-#include <nsightkit/detail/report/html.hpp>
-#include <nsightkit/detail/report/options.hpp>
-#include <nsightkit/detail/report/summary.hpp>
-#include <nsightkit/detail/report/table.hpp>
 #include <nsightkit/report_types.hpp>
-
-// The engine is declared in disabled builds too (nothing in it runs there): code and tests that
-// use its pieces directly compile unchanged under NSIGHTKIT_DISABLE.
-#include <nsightkit/detail/report/gpu_events.hpp>
-#include <nsightkit/detail/report/lifecycle.hpp>
-#include <nsightkit/detail/report/snapshot.hpp>
-#include <nsightkit/detail/report/trace_stream.hpp>
 
 #include <optional>
 #include <stdexcept>

@@ -1,0 +1,16 @@
+// Internal: the report engine as a whole — recording, snapshots, GPU timing and every output — the
+// pieces the entry points (entry_impl.hpp) are written over. Public headers include it only
+// header-only (through entry_impl.hpp); in the compiled mode src/nsightkit.cpp does. Code that uses
+// the engine's pieces directly (nsightkit's own tests and tools) includes it itself, in either
+// mode. The pieces are declared in disabled builds too (nothing in them runs there).
+#pragma once
+
+#include <nsightkit/config.hpp>
+#include <nsightkit/detail/report/gpu_events.hpp>
+#include <nsightkit/detail/report/html.hpp>
+#include <nsightkit/detail/report/lifecycle.hpp>
+#include <nsightkit/detail/report/options.hpp>
+#include <nsightkit/detail/report/snapshot.hpp>
+#include <nsightkit/detail/report/summary.hpp>
+#include <nsightkit/detail/report/table.hpp>
+#include <nsightkit/detail/report/trace_stream.hpp>
