@@ -239,6 +239,8 @@ TEST_CASE("bad files: one message naming the file and the problem") {
                  "nopaths.json",
                  R"({"format":"nsightkit-report","version":1,"rank":null,"pid":1,"run_ns":5})")),
              Catch::Contains("nopaths.json: nsightkit-report without 'paths'"));
+  CHECK_THAT(error_of(write("nullpaths.json", replaced("\"paths\":[", "\"paths\":null,\"x\":["))),
+             Catch::Contains("nullpaths.json: 'paths' must be a list, not null"));
   CHECK_THAT(error_of(write("rank.json", replaced("\"rank\":3", "\"rank\":-3"))),
              Catch::Contains("rank.json: 'rank' must be a non-negative integer or null, not -3"));
   CHECK_THAT(error_of(write("count.json", replaced("\"count\":10", "\"count\":\"ten\""))),

@@ -320,10 +320,12 @@ nsk::ReportSnapshot snapshot_from(std::string const& file, Json const& doc,
       fail(file, "'rank' must be a non-negative integer or null, not " + shown(*rank));
     s.rank = static_cast<int>(rank->get<std::int64_t>());
   }
+  if (top.get("pid") == nullptr) fail(file, "'pid' must be a non-negative integer, not null");
   s.pid = static_cast<long>(top.u64("pid", 0, std::numeric_limits<long>::max()));
   s.forked_from = static_cast<long>(top.i64("forked_from"));
   s.run_ns = top.ns("run_ns");
   s.captured_only = top.flag("captured_only");
+  if (top.get("paths") == nullptr) fail(file, "'paths' must be a list, not null");
   read_rows(file, *top.get("paths"), "paths", 0, s.paths);
   Json const& threads = top.list("threads");
   for (std::size_t i = 0; i < threads.size(); ++i) {
