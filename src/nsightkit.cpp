@@ -28,6 +28,7 @@
 #include <nsightkit/detail/fmt_format.hpp>
 #include <nsightkit/detail/module/registry_impl.hpp>
 #include <nsightkit/detail/module/scope.hpp>
+#include <nsightkit/detail/module/scope_impl.hpp>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::module {

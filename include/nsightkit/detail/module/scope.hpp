@@ -12,6 +12,7 @@
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/compiled.hpp>
 #include <nsightkit/detail/emit.hpp>
 #include <nsightkit/detail/fmt.hpp>
 #include <nsightkit/module_types.hpp>
@@ -29,13 +30,19 @@
 #include <nsightkit/detail/thread.hpp>
 #endif
 
-// Both are #undef'd at the end of this header (module.hpp defines its own).
+// All three are #undef'd at the end of this header (module.hpp defines its own). enter_body() is
+// inlined into enter() header-only; compiled, only src/nsightkit.cpp has its body.
 #if NSIGHTKIT_ENABLED && (defined(__GNUC__) || defined(__clang__))
 #define NSIGHTKIT_DETAIL_MODULE_COLD __attribute__((noinline, cold))
 #define NSIGHTKIT_DETAIL_MODULE_HOT __attribute__((always_inline))
 #else
 #define NSIGHTKIT_DETAIL_MODULE_COLD
 #define NSIGHTKIT_DETAIL_MODULE_HOT
+#endif
+#if NSIGHTKIT_DETAIL_COMPILED
+#define NSIGHTKIT_DETAIL_MODULE_BODY
+#else
+#define NSIGHTKIT_DETAIL_MODULE_BODY NSIGHTKIT_DETAIL_MODULE_HOT
 #endif
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
@@ -143,11 +150,11 @@ class Scope {
     if (tracked_) enter_formatted(ranges, mode, format, args...);
   }
 
-  NSIGHTKIT_DETAIL_MODULE_COLD void enter(char const* name, HookSet* hooks, void const* module,
-                                          bool ranges, unsigned mode) noexcept {
-    enter_body(Name{name != nullptr ? name : "", std::string_view::npos, nullptr}, hooks, module,
-               ranges, mode);
-  }
+  // enter(), enter_body() and leave(), the rare paths, are defined in detail/module/scope_impl.hpp:
+  // after this class header-only, in src/nsightkit.cpp in the compiled mode (detail/compiled.hpp).
+  NSIGHTKIT_DETAIL_MEMBER NSIGHTKIT_DETAIL_MODULE_COLD void enter(char const* name, HookSet* hooks,
+                                                                  void const* module, bool ranges,
+                                                                  unsigned mode) noexcept;
 
   template <class... Args>
   NSIGHTKIT_DETAIL_MODULE_COLD void enter_formatted(bool ranges, unsigned mode,
@@ -156,63 +163,10 @@ class Scope {
     enter_body(format_name(text_, format, args...), nullptr, nullptr, ranges, mode);
   }
 
-  NSIGHTKIT_DETAIL_MODULE_HOT void enter_body(Name const& name, HookSet* hooks, void const* module,
-                                              bool ranges, unsigned mode) noexcept {
-    // A tool or sink listens: keep paths from now on, this scope included.
-    if ((mode & mode_tracking) == 0) start_tracking();
-    owned_ = name.owned;
-    frame_.name = name.text;
-    frame_.node = nullptr;
-    frame_.parent = current_frame;
-    current_frame = &frame_;
-    ops_ = nullptr;
-    observed_ = false;
-    if (ranges) {
-      ops_ = registry().domain.load(std::memory_order_acquire);
-      ::new (static_cast<void*>(&emitted_))
-          Emitted(name.size == std::string_view::npos ? ops_->push(name.text)
-                                                      : ops_->push_text(name.text, name.size));
-    }
-    // Instance hooks are looked up only while some instance has one.
-    Registry const& reg = registry();
-    bool const hooked =
-        reg.global.count() != 0 || (reg.instance_hooks.load(std::memory_order_relaxed) != 0 &&
-                                    hooks != nullptr && hooks->count() != 0);
-    if (!hooked || running_hooks.depth != 0) return;
-    PathNode const* node = resolve(&frame_);
-    // Out of memory for the node or its path, or nested beyond the depth limit (no path of its
-    // own): no hooks for this call.
-    if (node == nullptr || beyond_depth_limit(frame_, *node)) return;
-    char const* const path = node_path(*node);
-    if (path == nullptr) return;
-    calls_ = node->calls.fetch_add(1, std::memory_order_relaxed) + 1;
-    hooks_ = hooks;
-    module_ = module;
-    uncaught_ = std::uncaught_exceptions();
-    observed_ = true;
-    ModuleInfo const info = make_info(*node, path, false);
-    run_hooks(global_hooks_snapshot(), false, info);
-    if (hooks_ != nullptr && hooks_->count() != 0) {
-      auto const list = hooks_->snapshot();
-      run_hooks(list.get(), false, info);
-    }
-  }
+  NSIGHTKIT_DETAIL_MEMBER NSIGHTKIT_DETAIL_MODULE_BODY void enter_body(
+      Name const& name, HookSet* hooks, void const* module, bool ranges, unsigned mode) noexcept;
 
-  NSIGHTKIT_DETAIL_MODULE_COLD void leave() noexcept {
-    if (observed_) {
-      PathNode const& node = *frame_.node;
-      ModuleInfo const info = make_info(node, node.path.load(std::memory_order_acquire),
-                                        std::uncaught_exceptions() > uncaught_);
-      run_hooks(global_hooks_snapshot(), true, info);
-      if (hooks_ != nullptr && hooks_->count() != 0) {
-        auto const list = hooks_->snapshot();
-        run_hooks(list.get(), true, info);
-      }
-    }
-    if (ops_ != nullptr) ops_->pop(emitted_);
-    current_frame = frame_.parent;
-    if (owned_ != nullptr) delete[] owned_;
-  }
+  NSIGHTKIT_DETAIL_MEMBER NSIGHTKIT_DETAIL_MODULE_COLD void leave() noexcept;
 
   /// The info of a node whose path is built (`path`: enter() checked).
   NSIGHTKIT_DETAIL_MODULE_HOT ModuleInfo make_info(PathNode const& node, char const* path,
@@ -266,5 +220,10 @@ class Scope {
 }  // namespace detail::module
 NSIGHTKIT_DETAIL_END_NAMESPACE
 
+#if NSIGHTKIT_ENABLED && !NSIGHTKIT_DETAIL_COMPILED
+#include <nsightkit/detail/module/scope_impl.hpp>
+#endif
+
 #undef NSIGHTKIT_DETAIL_MODULE_COLD
 #undef NSIGHTKIT_DETAIL_MODULE_HOT
+#undef NSIGHTKIT_DETAIL_MODULE_BODY
