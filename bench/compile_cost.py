@@ -1,24 +1,33 @@
 #!/usr/bin/env python3
-"""Compile cost of nsightkit's public headers: wall time, CPU time and peak memory per header.
+"""Compile cost of nsightkit's public headers: CPU time, wall time and peak memory per header.
 
 For each public header <nsightkit/X.hpp> a translation unit that only includes it is compiled
-(object code thrown away), plus one TU that uses a range (`NSIGHTKIT_RANGE("step {}", i)`), with
-g++ and with nvcc (-x cu), each against the baseline TU that includes only <nvtx3/nvtx3.hpp>.
-Each compile is repeated; the table shows the median and the min-max of the repetitions.
+(object code thrown away), plus the translation unit issue 33 sets targets for: <nsightkit/
+nsightkit.hpp> with a formatted range, a ModuleScope and a CaptureWindow step (USE below). Each is
+compiled in three configurations, against a baseline TU that includes only <nvtx3/nvtx3.hpp>:
 
-Peak memory is the largest resident set of the compiler and the processes it waited for
-(cc1plus, as, cicc, ptxas, ...), read from wait4()'s rusage of each compile, in MB (10^6 bytes).
+  default      what a consumer of the installed package compiles with (CMake's nsightkit::nsightkit
+               and pkg-config's nsightkit.pc alike): -DNSIGHTKIT_COMPILED; libnsightkit holds the
+               engine and is compiled once per program, so it is not measured here
+  disabled     the same with -DNSIGHTKIT_DISABLE
+  header-only  a plain -I user: nsightkit's headers alone, every TU holding the engine
+
+with g++ -O2, clang++ -O2 and nvcc -O2 (-x cu), all with -std=c++17, -I<include dir> and
+-isystem <CUDA include dir> (NVTX3's headers, as CMake's CUDA::nvtx3 gives them). Every compile is
+repeated and interleaved with all the others (so load on a shared machine hits them alike); the
+table shows medians. CPU time is user + sys of the compiler and every process it waited for (the
+steadier number on a shared machine, and what an idle machine's wall time approaches); peak memory
+is the largest resident set among them, from wait4()'s rusage, in MB (10^6 bytes).
 
 usage:
-  bench/compile_cost.py [--tree LABEL=INCLUDE_DIR ...] [--compiled-tree LABEL=INCLUDE_DIR ...]
-                        [--compiler gxx|nvcc ...] [--repeat N] [--json FILE] [--markdown FILE]
-  bench/compile_cost.py --time-trace OUT_DIR [--tree LABEL=INCLUDE_DIR]   (clang++ -ftime-trace)
+  bench/compile_cost.py [--tree LABEL=INCLUDE_DIR ...] [--config default|disabled|header-only ...]
+                        [--compiler gxx|clang|nvcc ...] [--header TEXT ...] [--repeat N]
+                        [--json FILE] [--markdown FILE]
+  bench/compile_cost.py --time-trace OUT_DIR [--tree LABEL=INCLUDE_DIR] [--config ...]
+                        (one clang++ -ftime-trace compile of the USE translation unit)
 
 Several trees (e.g. the include dir of a `git worktree` at an older commit and the working tree)
-are measured in one run, interleaved per repetition so load on a shared machine hits them alike.
-A --compiled-tree is compiled with -DNSIGHTKIT_COMPILED (the compiled mode: the heavy parts are
-in src/nsightkit.cpp, compiled once per program, which is not measured here).
-Standard library only.
+are measured in one run. Standard library only.
 """
 
 import argparse
@@ -36,27 +45,51 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CUDA_INCLUDE = Path("/usr/local/cuda/include")
 BASELINE = "baseline: <nvtx3/nvtx3.hpp>"
-RANGE_USE = "range.hpp + NSIGHTKIT_RANGE use"
+USE = "nsightkit.hpp: range, ModuleScope, CaptureWindow"
 
-# Targets from the redesign (g++ -O2): header -> (seconds, MB).
-TARGETS = {"nsightkit.hpp": (1.5, 150.0), "range.hpp": (1.0, None)}
+# The configurations and the macros each defines.
+CONFIGS = {
+    "default": ("NSIGHTKIT_COMPILED",),
+    "disabled": ("NSIGHTKIT_COMPILED", "NSIGHTKIT_DISABLE"),
+    "header-only": (),
+}
+
+# Issue 33's targets for the USE translation unit, as multiples of the baseline's CPU time and
+# peak memory (None: no target), per configuration; every compiler.
+TARGETS = {"default": (1.5, 2.0), "disabled": (1.2, None)}
 
 
 def tu_source(header):
     """The translation unit's text for one row of the table."""
     if header == BASELINE:
         return "#include <nvtx3/nvtx3.hpp>\n"
-    if header == RANGE_USE:
-        return ('#include <nsightkit/range.hpp>\n'
-                'void nsightkit_compile_cost_use(int i) { NSIGHTKIT_RANGE("step {}", i); }\n')
+    if header == USE:
+        return """#include <nsightkit/nsightkit.hpp>
+struct Layer {
+  int forward(int x) { return x + 1; }
+};
+int nsightkit_compile_cost_use(int n) {
+  nsightkit::CaptureWindow window{nsightkit::CaptureSchedule{}};
+  int acc = 0;
+  for (int i = 0; i < n; ++i) {
+    auto step = window.step();
+    NSIGHTKIT_RANGE("step {}", i);
+    nsightkit::ModuleScope scope{"layer"};
+    acc += Layer{}.forward(i);
+  }
+  return acc;
+}
+"""
     return f"#include <nsightkit/{header}>\n"
 
 
 def compiler_command(kind, args, include_dir, source, obj, defines=()):
     common = ["-O2", "-std=c++17"] + [f"-D{d}" for d in defines] + [
-        f"-I{include_dir}", f"-I{args.cuda_include}", "-c", str(source), "-o", str(obj)]
+        f"-I{include_dir}", "-isystem", str(args.cuda_include), "-c", str(source), "-o", str(obj)]
     if kind == "gxx":
         return [args.cxx, "-x", "c++"] + common
+    if kind == "clang":
+        return [args.clang, "-x", "c++"] + common
     if kind == "nvcc":
         return [args.nvcc, "-x", "cu", f"-arch={args.arch}"] + common
     raise ValueError(kind)
@@ -101,105 +134,114 @@ def summarize(values):
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
-def measure(args, trees, compilers):
-    rows = {}  # (tree, compiler, header) -> {"wall": [...], "cpu": [...], "rss": [...], "error": str}
+def measure(args, trees, configs, compilers):
+    """Every (tree, config, compiler, TU) compiled args.repeat times, interleaved; the baseline once
+    per tree and compiler (it does not depend on the configuration)."""
+    rows = {}  # (tree, config, compiler, header) -> {"wall": [...], "cpu": [...], "rss": [...], ...}
     plan = []
-    for label, inc, defines in trees:
-        headers = [BASELINE] + public_headers(inc) + [RANGE_USE]
+    for label, inc in trees:
+        headers = public_headers(inc) + [USE]
         if args.header:
-            headers = [h for h in headers if h == BASELINE or any(f in h for f in args.header)]
+            headers = [h for h in headers if any(f in h for f in args.header)]
         for comp in compilers:
-            for h in headers:
-                plan.append((label, inc, defines, comp, h))
+            plan.append((label, inc, "-", comp, BASELINE))
+            for config in configs:
+                for h in headers:
+                    plan.append((label, inc, config, comp, h))
+    total = len(plan) * args.repeat
+    done = 0
     with tempfile.TemporaryDirectory(prefix="nsk-compile-cost-") as tmp:
         tmp = Path(tmp)
         for rep in range(args.repeat):
-            for i, (label, inc, defines, comp, h) in enumerate(plan):
-                key = (label, comp, h)
+            for i, (label, inc, config, comp, h) in enumerate(plan):
+                done += 1
+                key = (label, config, comp, h)
                 row = rows.setdefault(key, {"wall": [], "cpu": [], "rss": [], "error": None})
                 if row["error"]:
                     continue
                 src = tmp / f"tu{i}.{'cu' if comp == 'nvcc' else 'cpp'}"
                 src.write_text(tu_source(h))
-                cmd = compiler_command(comp, args, inc, src, tmp / f"tu{i}.o", defines)
+                cmd = compiler_command(comp, args, inc, src, tmp / f"tu{i}.o", CONFIGS.get(config, ()))
                 row["command"] = " ".join(shlex.quote(c) for c in cmd)
                 rc, wall, cpu, rss, err = run_measured(cmd)
                 if rc != 0:
                     first = next((l for l in err.splitlines() if "error" in l), err.strip()[:200])
                     row["error"] = f"exit {rc}: {first}"
-                    print(f"  {label} {comp} {h}: FAILED {row['error']}", file=sys.stderr)
+                    print(f"  {label} {config} {comp} {h}: FAILED {row['error']}", file=sys.stderr)
                     continue
                 row["wall"].append(wall)
                 row["cpu"].append(cpu)
                 row["rss"].append(rss)
                 if args.verbose:
-                    print(f"  [{rep + 1}/{args.repeat}] {label:>14} {comp:>4} {h:<34} "
-                          f"{wall:6.2f} s {rss:7.1f} MB", file=sys.stderr)
+                    print(f"  [{done}/{total}] {label} {config:>11} {comp:>5} {h:<50} "
+                          f"{cpu:6.2f} s {rss:7.1f} MB", file=sys.stderr)
     results = []
-    for (label, comp, h), row in rows.items():
-        entry = {"tree": label, "compiler": comp, "header": h, "command": row.get("command"),
-                 "error": row["error"], "runs": len(row["wall"])}
+    for (label, config, comp, h), row in rows.items():
+        entry = {"tree": label, "config": config, "compiler": comp, "header": h,
+                 "command": row.get("command"), "error": row["error"], "runs": len(row["wall"])}
         if row["wall"] and not row["error"]:
             entry["wall_s"] = summarize(row["wall"])
             entry["cpu_s"] = summarize(row["cpu"])
             entry["peak_mb"] = summarize(row["rss"])
         results.append(entry)
-    # Cost over the baseline of the same tree and compiler.
+    # Cost as a multiple of the baseline of the same tree and compiler.
     base = {(r["tree"], r["compiler"]): r for r in results if r["header"] == BASELINE}
     for r in results:
         b = base.get((r["tree"], r["compiler"]))
-        if b and "wall_s" in r and "wall_s" in b:
-            r["over_baseline"] = {"wall_s": r["wall_s"]["median"] - b["wall_s"]["median"],
-                                  "peak_mb": r["peak_mb"]["median"] - b["peak_mb"]["median"],
-                                  "cpu_ratio": r["cpu_s"]["median"] / max(b["cpu_s"]["median"], 1e-9)}
+        if b and "cpu_s" in r and "cpu_s" in b and r["header"] != BASELINE:
+            r["x_baseline"] = {"cpu": r["cpu_s"]["median"] / max(b["cpu_s"]["median"], 1e-9),
+                               "peak_mb": r["peak_mb"]["median"] / max(b["peak_mb"]["median"], 1e-9)}
     return results
 
 
 def target_note(r):
-    """The redesign's targets, judged on CPU time (user + sys: the steadier number on a shared
-    machine, and what an idle machine's wall time approaches) and peak memory."""
-    t = TARGETS.get(r["header"])
-    if not t or r["compiler"] != "gxx" or "wall_s" not in r:
+    """Issue 33's targets for the USE translation unit, judged on the medians."""
+    t = TARGETS.get(r["config"])
+    if r["header"] != USE or not t or "x_baseline" not in r:
         return ""
-    secs, mb = t
-    parts = [f"{'met' if r['cpu_s']['median'] <= secs else 'MISSED'} ≤ {secs:g} s"]
+    cpu, mb = t
+    x = r["x_baseline"]
+    parts = [f"CPU {'met' if x['cpu'] <= cpu else 'MISSED'} ≤ {cpu:g}×"]
     if mb is not None:
-        parts.append(f"{'met' if r['peak_mb']['median'] <= mb else 'MISSED'} ≤ {mb:g} MB")
+        parts.append(f"MB {'met' if x['peak_mb'] <= mb else 'MISSED'} ≤ {mb:g}×")
     return ", ".join(parts)
 
 
-def markdown_table(results):
-    lines = ["| tree | compiler | TU includes | wall s median (min–max) | CPU s median | "
-             "peak MB median (min–max) | Δ wall s vs baseline | Δ MB vs baseline | CPU × baseline | "
-             "target (g++ CPU s, MB) |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
-    for r in results:
-        name = r["header"] if r["header"] in (BASELINE, RANGE_USE) else f"<nsightkit/{r['header']}>"
-        comp = {"gxx": "g++", "nvcc": "nvcc"}[r["compiler"]]
-        if "wall_s" not in r:
-            lines.append(f"| {r['tree']} | {comp} | {name} | failed: {r['error']} | | | | | | |")
+def markdown_table(results, trees):
+    names = {"gxx": "g++", "clang": "clang++", "nvcc": "nvcc"}
+    with_tree = len(trees) > 1
+    head = ("| " + ("tree | " if with_tree else "") + "config | compiler | TU includes | CPU s median "
+            "(min–max) | wall s median | peak MB median | CPU × baseline | MB × baseline | target |")
+    lines = [head, "|" + "---|" * (9 + with_tree)]
+    order = {c: i for i, c in enumerate(["-", *CONFIGS])}
+    comp_order = {"gxx": 0, "clang": 1, "nvcc": 2}
+    key = lambda r: (r["tree"], comp_order.get(r["compiler"], 9), order.get(r["config"], 9),
+                     r["header"] != BASELINE, r["header"] != USE, r["header"])
+    for r in sorted(results, key=key):
+        name = r["header"] if r["header"] in (BASELINE, USE) else f"<nsightkit/{r['header']}>"
+        cells = ([r["tree"]] if with_tree else []) + [r["config"], names[r["compiler"]], name]
+        if "cpu_s" not in r:
+            lines.append("| " + " | ".join(cells + [f"failed: {r['error']}", "", "", "", "", ""]) + " |")
             continue
-        w, c, m = r["wall_s"], r["cpu_s"], r["peak_mb"]
-        ob = r.get("over_baseline")
-        dw = f"{ob['wall_s']:+.2f}" if ob and r["header"] != BASELINE else ""
-        dm = f"{ob['peak_mb']:+.0f}" if ob and r["header"] != BASELINE else ""
-        cr = f"{ob['cpu_ratio']:.1f}" if ob and r["header"] != BASELINE else ""
-        lines.append(f"| {r['tree']} | {comp} | {name} | {w['median']:.2f} ({w['min']:.2f}–{w['max']:.2f}) "
-                     f"| {c['median']:.2f} | {m['median']:.0f} ({m['min']:.0f}–{m['max']:.0f}) "
-                     f"| {dw} | {dm} | {cr} | {target_note(r)} |")
+        c, w, m = r["cpu_s"], r["wall_s"], r["peak_mb"]
+        x = r.get("x_baseline")
+        cells += [f"{c['median']:.2f} ({c['min']:.2f}–{c['max']:.2f})", f"{w['median']:.2f}",
+                  f"{m['median']:.0f}", f"{x['cpu']:.2f}" if x else "", f"{x['peak_mb']:.2f}" if x else "",
+                  target_note(r)]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def time_trace(args, include_dir, out_dir):
-    """clang++ -ftime-trace on a TU including nsightkit.hpp; prints where the front-end time goes."""
+def time_trace(args, include_dir, defines, out_dir):
+    """clang++ -ftime-trace on the USE translation unit; prints where the front-end time goes."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    src = out_dir / "nsightkit_umbrella.cpp"
-    src.write_text(tu_source("nsightkit.hpp"))
-    obj = out_dir / "nsightkit_umbrella.o"
+    src = out_dir / "nsightkit_use.cpp"
+    src.write_text(tu_source(USE))
+    obj = out_dir / "nsightkit_use.o"
     cmd = [args.clang, "-x", "c++", "-O2", "-std=c++17", "-ftime-trace",
-           "-ftime-trace-granularity=100", f"-I{include_dir}", f"-I{args.cuda_include}",
-           "-c", str(src), "-o", str(obj)]
+           "-ftime-trace-granularity=100"] + [f"-D{d}" for d in defines] + [
+           f"-I{include_dir}", "-isystem", str(args.cuda_include), "-c", str(src), "-o", str(obj)]
     print("$ " + " ".join(shlex.quote(c) for c in cmd))
     rc, wall, cpu, rss, err = run_measured(cmd)
     if rc != 0:
@@ -243,67 +285,67 @@ def time_trace(args, include_dir, out_dir):
     return 0
 
 
-def parse_tree(text, defines=()):
+def parse_tree(text):
     if "=" not in text:
         sys.exit(f"compile_cost: --tree wants LABEL=INCLUDE_DIR, got {text!r}")
     label, path = text.split("=", 1)
     path = Path(path).resolve()
     if not (path / "nsightkit").is_dir():
         sys.exit(f"compile_cost: --tree {label}: {path} holds no nsightkit/ folder")
-    return label, path, tuple(defines)
+    return label, path
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tree", action="append", default=[], metavar="LABEL=INCLUDE_DIR",
                     help="an include dir to measure (repeatable); default: this checkout's include/")
-    ap.add_argument("--compiled-tree", action="append", default=[], metavar="LABEL=INCLUDE_DIR",
-                    help="an include dir to measure with -DNSIGHTKIT_COMPILED (repeatable)")
-    ap.add_argument("--compiler", action="append", choices=["gxx", "nvcc"], default=[],
-                    help="compilers to use (repeatable); default: gxx and nvcc")
+    ap.add_argument("--config", action="append", choices=list(CONFIGS), default=[],
+                    help="configurations to measure (repeatable); default: all three")
+    ap.add_argument("--compiler", action="append", choices=["gxx", "clang", "nvcc"], default=[],
+                    help="compilers to use (repeatable); default: gxx, clang and nvcc")
     ap.add_argument("--header", action="append", default=[],
-                    help="only headers whose name contains this text (repeatable; baseline always runs)")
+                    help="only TUs whose name contains this text (repeatable; baseline always runs)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--cxx", default="g++")
-    ap.add_argument("--nvcc", default="nvcc")
     ap.add_argument("--clang", default="clang++")
+    ap.add_argument("--nvcc", default="nvcc")
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--cuda-include", default=str(DEFAULT_CUDA_INCLUDE))
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
     ap.add_argument("--markdown", metavar="FILE", help="write the table as Markdown")
     ap.add_argument("--time-trace", metavar="OUT_DIR",
-                    help="instead: one clang++ -ftime-trace compile of <nsightkit/nsightkit.hpp>")
+                    help="instead: one clang++ -ftime-trace compile of the USE TU (first --config)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every compile")
     args = ap.parse_args()
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
     if not Path(args.cuda_include, "nvtx3", "nvtx3.hpp").is_file():
         ap.error(f"--cuda-include {args.cuda_include} holds no nvtx3/nvtx3.hpp")
-    trees = [parse_tree(t) for t in args.tree]
-    trees += [parse_tree(t, ["NSIGHTKIT_COMPILED"]) for t in args.compiled_tree]
-    if not trees:
-        trees = [("working tree", (REPO / "include").resolve(), ())]
+    trees = [parse_tree(t) for t in args.tree] or [("working tree", (REPO / "include").resolve())]
+    configs = args.config or list(CONFIGS)
     if args.time_trace:
-        return time_trace(args, trees[0][1], args.time_trace)
-    compilers = args.compiler or ["gxx", "nvcc"]
+        return time_trace(args, trees[0][1], CONFIGS[configs[0]], args.time_trace)
+    compilers = args.compiler or ["gxx", "clang", "nvcc"]
 
     info = {
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "host": platform.node(), "cpus": os.cpu_count(),
         "load_average_at_start": os.getloadavg(),
         "g++": tool_version([args.cxx]) if "gxx" in compilers else None,
+        "clang++": tool_version([args.clang]) if "clang" in compilers else None,
         "nvcc": tool_version([args.nvcc]) if "nvcc" in compilers else None,
         "repeat": args.repeat,
-        "trees": {label: str(path) + "".join(f" -D{d}" for d in defines)
-                  for label, path, defines in trees},
+        "configs": {c: " ".join(f"-D{d}" for d in CONFIGS[c]) for c in configs},
+        "trees": {label: str(path) for label, path in trees},
         "command_line": " ".join(shlex.quote(a) for a in sys.argv),
     }
-    results = measure(args, trees, compilers)
+    results = measure(args, trees, configs, compilers)
     info["load_average_at_end"] = os.getloadavg()
-    table = markdown_table(results)
+    table = markdown_table(results, trees)
     print(f"# compile cost ({info['date_utc']}, {info['cpus']} CPUs, load "
           f"{info['load_average_at_start'][0]:.1f} -> {info['load_average_at_end'][0]:.1f})")
-    print(f"# g++: {info['g++']}; nvcc: {info['nvcc']}; {args.repeat} repetitions")
+    print(f"# g++: {info['g++']}; clang++: {info['clang++']}; nvcc: {info['nvcc']}; "
+          f"{args.repeat} repetitions")
     print(table)
     if args.json:
         Path(args.json).write_text(json.dumps({"info": info, "results": results}, indent=2) + "\n")

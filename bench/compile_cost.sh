@@ -5,7 +5,8 @@
 #   e.g. bench/compile_cost.sh 9e5fd13 --repeat 3 --json cc.json --markdown cc.md
 # The commit's tree is checked out with `git worktree add` into a temporary directory (removed
 # afterwards); the working tree's include/ is copied first, so edits made meanwhile do not mix in.
-# The working tree is measured twice: header-only, and in the compiled mode (-DNSIGHTKIT_COMPILED).
+# Both are measured in every configuration compile_cost.py is given (default: default, disabled,
+# header-only).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 if [ $# -lt 1 ]; then
@@ -25,5 +26,4 @@ mkdir -p "$tmp/now"
 cp -r "$root/include" "$tmp/now/"
 git -C "$root" worktree add --detach --quiet "$tmp/before" "$short"
 python3 "$root/bench/compile_cost.py" --tree "$short=$tmp/before/include" \
-  --tree "working tree=$tmp/now/include" \
-  --compiled-tree "working tree, compiled mode=$tmp/now/include" "$@"
+  --tree "working tree=$tmp/now/include" "$@"
