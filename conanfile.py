@@ -86,7 +86,6 @@ class NsightkitConan(ConanFile):
         # for nsightkit's own config (CMakeDeps' config knows no components).
         "src/nsightkit.cpp",
         "src/nsightkit_cuda.cpp",
-        "tools/nsightkit_merge.py",
         "tools/nsightkit_report.py",
     )
     no_copy_source = True
