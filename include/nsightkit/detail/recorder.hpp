@@ -7,6 +7,8 @@
 #include <nsightkit/config.hpp>
 #include <nsightkit/testing_types.hpp>
 
+#include <nsightkit/detail/nvtx_injection.hpp>
+
 #include <nvtx3/nvToolsExt.h>
 
 #include <atomic>
@@ -322,61 +324,44 @@ inline void cb_name_cuda_event_w(void* event, wchar_t const* n) {
   named(EventKind::name_cuda_event, reinterpret_cast<std::uintptr_t>(event), narrow(n));
 }
 
-/// Writes `fn` into slot `cbid` of an NVTX module's function table, if the table has that slot.
-template <class Fn>
-inline void install(NvtxFunctionTable table, unsigned int size, unsigned int cbid, Fn fn) noexcept {
-  if (table != nullptr && cbid < size && table[cbid] != nullptr) {
-    *table[cbid] = reinterpret_cast<NvtxFunctionPointer>(fn);
-  }
-}
-
 /// The injection entry point: fills NVTX's function tables with the callbacks above.
 inline int initialize(NvtxGetExportTableFunc_t get_export_table) noexcept {
-  auto const* callbacks =
-      static_cast<NvtxExportTableCallbacks const*>(get_export_table(NVTX_ETID_CALLBACKS));
-  if (callbacks == nullptr || callbacks->GetModuleFunctionTable == nullptr) return 0;
-  NvtxFunctionTable t = nullptr;
-  unsigned int n = 0;
-  if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &t, &n) != 0) {
-    install(t, n, NVTX_CBID_CORE_MarkEx, &cb_mark_ex);
-    install(t, n, NVTX_CBID_CORE_MarkA, &cb_mark_a);
-    install(t, n, NVTX_CBID_CORE_MarkW, &cb_mark_w);
-    install(t, n, NVTX_CBID_CORE_RangeStartEx, &cb_start_ex);
-    install(t, n, NVTX_CBID_CORE_RangeStartA, &cb_start_a);
-    install(t, n, NVTX_CBID_CORE_RangeStartW, &cb_start_w);
-    install(t, n, NVTX_CBID_CORE_RangeEnd, &cb_end);
-    install(t, n, NVTX_CBID_CORE_RangePushEx, &cb_push_ex);
-    install(t, n, NVTX_CBID_CORE_RangePushA, &cb_push_a);
-    install(t, n, NVTX_CBID_CORE_RangePushW, &cb_push_w);
-    install(t, n, NVTX_CBID_CORE_RangePop, &cb_pop);
-    install(t, n, NVTX_CBID_CORE_NameCategoryA, &cb_name_category);
-    install(t, n, NVTX_CBID_CORE_NameCategoryW, &cb_name_category_w);
-    install(t, n, NVTX_CBID_CORE_NameOsThreadA, &cb_name_thread);
-    install(t, n, NVTX_CBID_CORE_NameOsThreadW, &cb_name_thread_w);
-  }
-  if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &n) != 0) {
-    install(t, n, NVTX_CBID_CORE2_DomainMarkEx, &cb_domain_mark);
-    install(t, n, NVTX_CBID_CORE2_DomainRangeStartEx, &cb_domain_start);
-    install(t, n, NVTX_CBID_CORE2_DomainRangeEnd, &cb_domain_end);
-    install(t, n, NVTX_CBID_CORE2_DomainRangePushEx, &cb_domain_push);
-    install(t, n, NVTX_CBID_CORE2_DomainRangePop, &cb_domain_pop);
-    install(t, n, NVTX_CBID_CORE2_DomainNameCategoryA, &cb_domain_name_category);
-    install(t, n, NVTX_CBID_CORE2_DomainNameCategoryW, &cb_domain_name_category_w);
-    install(t, n, NVTX_CBID_CORE2_DomainRegisterStringA, &cb_register_string);
-    install(t, n, NVTX_CBID_CORE2_DomainRegisterStringW, &cb_register_string_w);
-    install(t, n, NVTX_CBID_CORE2_DomainCreateA, &cb_domain_create);
-    install(t, n, NVTX_CBID_CORE2_DomainCreateW, &cb_domain_create_w);
-    install(t, n, NVTX_CBID_CORE2_DomainDestroy, &cb_domain_destroy);
-    install(t, n, NVTX_CBID_CORE2_Initialize, &cb_initialize);
-  }
-  if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CUDART, &t, &n) != 0) {
-    install(t, n, NVTX_CBID_CUDART_NameCudaDeviceA, &cb_name_cuda_device);
-    install(t, n, NVTX_CBID_CUDART_NameCudaDeviceW, &cb_name_cuda_device_w);
-    install(t, n, NVTX_CBID_CUDART_NameCudaStreamA, &cb_name_cuda_stream);
-    install(t, n, NVTX_CBID_CUDART_NameCudaStreamW, &cb_name_cuda_stream_w);
-    install(t, n, NVTX_CBID_CUDART_NameCudaEventA, &cb_name_cuda_event);
-    install(t, n, NVTX_CBID_CUDART_NameCudaEventW, &cb_name_cuda_event_w);
-  }
+  ::nsightkit::detail::NvtxModuleTables const t{get_export_table};
+  if (!t.valid()) return 0;
+  t.install(NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_MarkEx, &cb_mark_ex);
+  t.install(NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_MarkA, &cb_mark_a);
+  t.install(NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_MarkW, &cb_mark_w);
+  t.install(NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangeStartEx, &cb_start_ex);
+  t.install(NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangeStartA, &cb_start_a);
+  t.install(NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangeStartW, &cb_start_w);
+  t.install(NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangeEnd, &cb_end);
+  t.install(NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangePushEx, &cb_push_ex);
+  t.install(NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangePushA, &cb_push_a);
+  t.install(NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangePushW, &cb_push_w);
+  t.install(NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_RangePop, &cb_pop);
+  t.install(NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_NameCategoryA, &cb_name_category);
+  t.install(NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_NameCategoryW, &cb_name_category_w);
+  t.install(NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_NameOsThreadA, &cb_name_thread);
+  t.install(NVTX_CB_MODULE_CORE, NVTX_CBID_CORE_NameOsThreadW, &cb_name_thread_w);
+  t.install(NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainMarkEx, &cb_domain_mark);
+  t.install(NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangeStartEx, &cb_domain_start);
+  t.install(NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangeEnd, &cb_domain_end);
+  t.install(NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangePushEx, &cb_domain_push);
+  t.install(NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRangePop, &cb_domain_pop);
+  t.install(NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainNameCategoryA, &cb_domain_name_category);
+  t.install(NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainNameCategoryW, &cb_domain_name_category_w);
+  t.install(NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRegisterStringA, &cb_register_string);
+  t.install(NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainRegisterStringW, &cb_register_string_w);
+  t.install(NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainCreateA, &cb_domain_create);
+  t.install(NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainCreateW, &cb_domain_create_w);
+  t.install(NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_DomainDestroy, &cb_domain_destroy);
+  t.install(NVTX_CB_MODULE_CORE2, NVTX_CBID_CORE2_Initialize, &cb_initialize);
+  t.install(NVTX_CB_MODULE_CUDART, NVTX_CBID_CUDART_NameCudaDeviceA, &cb_name_cuda_device);
+  t.install(NVTX_CB_MODULE_CUDART, NVTX_CBID_CUDART_NameCudaDeviceW, &cb_name_cuda_device_w);
+  t.install(NVTX_CB_MODULE_CUDART, NVTX_CBID_CUDART_NameCudaStreamA, &cb_name_cuda_stream);
+  t.install(NVTX_CB_MODULE_CUDART, NVTX_CBID_CUDART_NameCudaStreamW, &cb_name_cuda_stream_w);
+  t.install(NVTX_CB_MODULE_CUDART, NVTX_CBID_CUDART_NameCudaEventA, &cb_name_cuda_event);
+  t.install(NVTX_CB_MODULE_CUDART, NVTX_CBID_CUDART_NameCudaEventW, &cb_name_cuda_event_w);
   RecorderState& s = RecorderState::get();
   std::lock_guard<std::mutex> lock{s.mutex};
   s.installed = true;

@@ -11,6 +11,7 @@
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/nvtx_injection.hpp>
 #include <nsightkit/detail/report/state.hpp>
 #include <nsightkit/detail/sinks.hpp>
 #include <nsightkit/detail/thread.hpp>
@@ -334,68 +335,49 @@ inline int pop() { return domain_pop(nullptr); }
 inline void core_name_category(std::uint32_t, char const*) {}
 inline void core_name_category_w(std::uint32_t, wchar_t const*) {}
 
-/// Writes `fn` into slot `cbid` of a module's table, where the table has that slot.
-template <class Fn>
-inline void install(NvtxFunctionTable table, unsigned int size, unsigned int cbid, Fn fn) noexcept {
-  if (table != nullptr && cbid < size && table[cbid] != nullptr) {
-    *table[cbid] = reinterpret_cast<NvtxFunctionPointer>(fn);
-  }
-}
-
 /// Modules NVTX has handed the report (one per executable or library that carries NVTX).
 NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<int> attached_modules{0};
 
 /// The tool's entry point (InitializeInjectionNvtx2's contract): fills one module's function
 /// tables with the callbacks above. 1 on success, 0 when the tables cannot be had.
 inline int attach(NvtxGetExportTableFunc_t get_export_table) noexcept {
-  if (get_export_table == nullptr) return 0;
-  auto const* callbacks =
-      static_cast<NvtxExportTableCallbacks const*>(get_export_table(NVTX_ETID_CALLBACKS));
-  if (callbacks == nullptr || callbacks->GetModuleFunctionTable == nullptr) return 0;
+  NvtxModuleTables const t{get_export_table};
+  if (!t.valid()) return 0;
   NSIGHTKIT_DETAIL_TRY { (void)names(); }  // before the first event, which may not allocate it
   NSIGHTKIT_DETAIL_CATCH(...) { return 0; }
-  NvtxFunctionTable t = nullptr;
-  unsigned int n = 0;
-  if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &t, &n) != 0) {
-    install(t, n, NVTX_CBID_CORE_MarkEx, &mark_ex);
-    install(t, n, NVTX_CBID_CORE_MarkA, &mark_text<char>);
-    install(t, n, NVTX_CBID_CORE_MarkW, &mark_text<wchar_t>);
-    install(t, n, NVTX_CBID_CORE_RangeStartEx, &start_ex);
-    install(t, n, NVTX_CBID_CORE_RangeStartA, &start_text<char>);
-    install(t, n, NVTX_CBID_CORE_RangeStartW, &start_text<wchar_t>);
-    install(t, n, NVTX_CBID_CORE_RangeEnd, &end);
-    install(t, n, NVTX_CBID_CORE_RangePushEx, &push_ex);
-    install(t, n, NVTX_CBID_CORE_RangePushA, &push_text<char>);
-    install(t, n, NVTX_CBID_CORE_RangePushW, &push_text<wchar_t>);
-    install(t, n, NVTX_CBID_CORE_RangePop, &pop);
-    install(t, n, NVTX_CBID_CORE_NameCategoryA, &core_name_category);
-    install(t, n, NVTX_CBID_CORE_NameCategoryW, &core_name_category_w);
-    install(t, n, NVTX_CBID_CORE_NameOsThreadA, &name_thread_a);
-    install(t, n, NVTX_CBID_CORE_NameOsThreadW, &name_thread_w);
-  }
-  if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &n) != 0) {
-    install(t, n, NVTX_CBID_CORE2_DomainMarkEx, &domain_mark);
-    install(t, n, NVTX_CBID_CORE2_DomainRangeStartEx, &domain_start);
-    install(t, n, NVTX_CBID_CORE2_DomainRangeEnd, &domain_end);
-    install(t, n, NVTX_CBID_CORE2_DomainRangePushEx, &domain_push);
-    install(t, n, NVTX_CBID_CORE2_DomainRangePop, &domain_pop);
-    install(t, n, NVTX_CBID_CORE2_DomainNameCategoryA, &name_category);
-    install(t, n, NVTX_CBID_CORE2_DomainNameCategoryW, &name_category_w);
-    install(t, n, NVTX_CBID_CORE2_DomainRegisterStringA, &register_string);
-    install(t, n, NVTX_CBID_CORE2_DomainRegisterStringW, &register_string_w);
-    install(t, n, NVTX_CBID_CORE2_DomainCreateA, &domain_create);
-    install(t, n, NVTX_CBID_CORE2_DomainCreateW, &domain_create_w);
-    install(t, n, NVTX_CBID_CORE2_DomainDestroy, &domain_destroy);
-    install(t, n, NVTX_CBID_CORE2_Initialize, &initialize);
-  }
-  if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CUDART, &t, &n) != 0) {
-    install(t, n, NVTX_CBID_CUDART_NameCudaStreamA, &name_stream_a);
-    install(t, n, NVTX_CBID_CUDART_NameCudaStreamW, &name_stream_w);
-  }
-  if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CUDA, &t, &n) != 0) {
-    install(t, n, NVTX_CBID_CUDA_NameCuStreamA, &name_stream_a);
-    install(t, n, NVTX_CBID_CUDA_NameCuStreamW, &name_stream_w);
-  }
+  constexpr NvtxCallbackModule core = NVTX_CB_MODULE_CORE, core2 = NVTX_CB_MODULE_CORE2;
+  t.install(core, NVTX_CBID_CORE_MarkEx, &mark_ex);
+  t.install(core, NVTX_CBID_CORE_MarkA, &mark_text<char>);
+  t.install(core, NVTX_CBID_CORE_MarkW, &mark_text<wchar_t>);
+  t.install(core, NVTX_CBID_CORE_RangeStartEx, &start_ex);
+  t.install(core, NVTX_CBID_CORE_RangeStartA, &start_text<char>);
+  t.install(core, NVTX_CBID_CORE_RangeStartW, &start_text<wchar_t>);
+  t.install(core, NVTX_CBID_CORE_RangeEnd, &end);
+  t.install(core, NVTX_CBID_CORE_RangePushEx, &push_ex);
+  t.install(core, NVTX_CBID_CORE_RangePushA, &push_text<char>);
+  t.install(core, NVTX_CBID_CORE_RangePushW, &push_text<wchar_t>);
+  t.install(core, NVTX_CBID_CORE_RangePop, &pop);
+  t.install(core, NVTX_CBID_CORE_NameCategoryA, &core_name_category);
+  t.install(core, NVTX_CBID_CORE_NameCategoryW, &core_name_category_w);
+  t.install(core, NVTX_CBID_CORE_NameOsThreadA, &name_thread_a);
+  t.install(core, NVTX_CBID_CORE_NameOsThreadW, &name_thread_w);
+  t.install(core2, NVTX_CBID_CORE2_DomainMarkEx, &domain_mark);
+  t.install(core2, NVTX_CBID_CORE2_DomainRangeStartEx, &domain_start);
+  t.install(core2, NVTX_CBID_CORE2_DomainRangeEnd, &domain_end);
+  t.install(core2, NVTX_CBID_CORE2_DomainRangePushEx, &domain_push);
+  t.install(core2, NVTX_CBID_CORE2_DomainRangePop, &domain_pop);
+  t.install(core2, NVTX_CBID_CORE2_DomainNameCategoryA, &name_category);
+  t.install(core2, NVTX_CBID_CORE2_DomainNameCategoryW, &name_category_w);
+  t.install(core2, NVTX_CBID_CORE2_DomainRegisterStringA, &register_string);
+  t.install(core2, NVTX_CBID_CORE2_DomainRegisterStringW, &register_string_w);
+  t.install(core2, NVTX_CBID_CORE2_DomainCreateA, &domain_create);
+  t.install(core2, NVTX_CBID_CORE2_DomainCreateW, &domain_create_w);
+  t.install(core2, NVTX_CBID_CORE2_DomainDestroy, &domain_destroy);
+  t.install(core2, NVTX_CBID_CORE2_Initialize, &initialize);
+  t.install(NVTX_CB_MODULE_CUDART, NVTX_CBID_CUDART_NameCudaStreamA, &name_stream_a);
+  t.install(NVTX_CB_MODULE_CUDART, NVTX_CBID_CUDART_NameCudaStreamW, &name_stream_w);
+  t.install(NVTX_CB_MODULE_CUDA, NVTX_CBID_CUDA_NameCuStreamA, &name_stream_a);
+  t.install(NVTX_CB_MODULE_CUDA, NVTX_CBID_CUDA_NameCuStreamW, &name_stream_w);
   attached_modules.fetch_add(1, std::memory_order_relaxed);
   return 1;
 }

@@ -1,0 +1,45 @@
+// Internal: how an NVTX tool takes a module's calls. NVTX hands a tool (its injection entry
+// point) the module's export table; the tool writes its callbacks into the module's function
+// tables, one per callback module (core, core2, CUDA, CUDA runtime, ...). Used by the report's
+// NVTX tool and by the testing Recorder, in enabled and disabled builds alike.
+#pragma once
+
+#include <nsightkit/config.hpp>
+
+#include <nvtx3/nvToolsExt.h>
+
+NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+namespace detail {
+
+/// One module's NVTX function tables, as its export table gives them.
+class NvtxModuleTables {
+ public:
+  /// The tables of the module whose export table `get` reads (none when `get` is null).
+  explicit NvtxModuleTables(NvtxGetExportTableFunc_t get) noexcept {
+    if (get != nullptr) {
+      callbacks_ = static_cast<NvtxExportTableCallbacks const*>(get(NVTX_ETID_CALLBACKS));
+    }
+    if (callbacks_ != nullptr && callbacks_->GetModuleFunctionTable == nullptr) callbacks_ = nullptr;
+  }
+
+  /// False when the module gave no tables (an NVTX too old or broken): the tool declines it.
+  [[nodiscard]] bool valid() const noexcept { return callbacks_ != nullptr; }
+
+  /// Writes `fn` into slot `cbid` of callback module `module`, where the module has that slot.
+  template <class Fn>
+  void install(NvtxCallbackModule module, unsigned int cbid, Fn fn) const noexcept {
+    NvtxFunctionTable table = nullptr;
+    unsigned int size = 0;
+    if (callbacks_ == nullptr || callbacks_->GetModuleFunctionTable(module, &table, &size) == 0)
+      return;
+    if (table != nullptr && cbid < size && table[cbid] != nullptr) {
+      *table[cbid] = reinterpret_cast<NvtxFunctionPointer>(fn);
+    }
+  }
+
+ private:
+  NvtxExportTableCallbacks const* callbacks_{nullptr};
+};
+
+}  // namespace detail
+NSIGHTKIT_DETAIL_END_NAMESPACE
