@@ -85,6 +85,30 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
  */
 inline ProfilerBackend& cuda_profiler_backend() { return detail::capture::driver_profiler(); }
 
+/**
+ * @brief Asks every CaptureWindow of the process to capture its next steps: a window that is not
+ *        inside a cycle of its own schedule makes its next `warmup` steps warm-up steps and the
+ *        `active` steps after them captured (the profiler runs, the report counts them under
+ *        `captured`); a window inside a cycle takes the request when that cycle ends.
+ *
+ * For servers and long jobs that decide while they run (an admin endpoint, a watchdog); the
+ * report does the same on its trigger signal (SIGUSR2 by default) or trigger file, and writes
+ * its outputs when such a capture ends (docs/long-jobs.md). Requests made while no step begins
+ * are taken together. Safe from any thread and from a signal handler (one atomic increment). Does
+ * nothing under NSIGHTKIT_DISABLE.
+ *
+ * @code
+ * nsightkit::CaptureWindow window{nsightkit::CaptureSchedule::requested(1, 5)};
+ * // elsewhere, e.g. when an admin request arrives:
+ * nsightkit::request_capture();
+ * @endcode
+ */
+inline void request_capture() noexcept {
+#if NSIGHTKIT_ENABLED
+  detail::request_capture();
+#endif
+}
+
 class CaptureWindow;
 
 /**
@@ -112,7 +136,9 @@ class CaptureStep {
   ~CaptureStep() noexcept { end(); }
 
   /// Ends the step now: its range ends, and if it was the last active step of a window the
-  /// capture stops. Later calls and the destructor do nothing.
+  /// capture stops. Later calls and the destructor do nothing. Call it (or let the destructor
+  /// run) on the thread that began the step: its NVTX range is pushed on that thread; from
+  /// another thread the step ends with one message and without popping another thread's range.
   void end() noexcept;
 
   /// The step's number. @return 0 for the window's first step, 1 for the next, ...
@@ -131,7 +157,8 @@ class CaptureStep {
   std::int64_t number_{-1};
   CapturePhase phase_{CapturePhase::off};
   bool open_{false};
-  detail::Emitted range_{};  // where the step's range went (empty under NSIGHTKIT_DISABLE)
+  std::thread::id thread_{};  // the thread that began it: its range ends there
+  detail::Emitted range_{};   // where the step's range went (empty under NSIGHTKIT_DISABLE)
 };
 
 /**
@@ -141,8 +168,9 @@ class CaptureStep {
  * Not copyable or movable. See the file documentation for the environment variable, errors,
  * ends and NSIGHTKIT_DISABLE.
  *
- * Thread safety: a window's steps come from one thread, the thread of its first step (step()
- * elsewhere throws); different windows may run on different threads. close(), capturing(),
+ * Thread safety: steps may come from any thread, one at a time (a server's workers taking turns
+ * with one window): a step begins and ends on one thread, and the next step begins after it ended
+ * (step() while another thread's step is open throws, see step()). close(), capturing(),
  * next_step() and the destructor may be called from any thread. Register callbacks before the
  * first step.
  *
@@ -206,9 +234,9 @@ class CaptureWindow {
    *
    * If the step is the first active step of a window, the capture starts before its range.
    * @return the step; keep it in a variable for the duration of the step.
-   * @throws std::logic_error when called from a thread other than the one of the window's first
-   *         step, or while the previous step is still open (without exceptions: a message, and
-   *         an inert step).
+   * @throws std::logic_error while the previous step is still open, on this thread or another
+   *         (steps of one window do not overlap; threads that serve requests at the same time
+   *         need a window each); without exceptions: a message, and an inert step.
    */
   [[nodiscard]] CaptureStep step() { return CaptureStep{*this}; }
 
@@ -219,6 +247,9 @@ class CaptureWindow {
   void close() noexcept {
     closed_.store(true, std::memory_order_seq_cst);  // seq_cst: see start_capture and arm
 #if NSIGHTKIT_ENABLED
+    if (counted_.exchange(false, std::memory_order_acq_rel)) {
+      detail::capture_state.windows.fetch_sub(1, std::memory_order_acq_rel);
+    }
     // No lock when nothing is open (destructors of idle windows); stop_capture checks again.
     if (capturing_.load(std::memory_order_seq_cst)) {  // seq_cst: see start_capture
       stop_capture(next_step_.load(std::memory_order_acquire) - 1, false);
@@ -227,11 +258,21 @@ class CaptureWindow {
 #endif
   }
 
-  /// The phase of a step by the schedule in force (after NSIGHTKIT_CAPTURE). Ignores close().
+  /// The phase of a step by the schedule in force (after NSIGHTKIT_CAPTURE) and the latest
+  /// requested capture (request_capture()). Ignores close().
   /// @param step the step number.
-  /// @return the schedule's phase, or `off` when capture is switched off.
+  /// @return the phase, or `off` when capture is switched off.
   [[nodiscard]] CapturePhase phase_of(std::int64_t step) const noexcept {
-    return off_ ? CapturePhase::off : schedule_.phase_of(step);
+    if (off_) return CapturePhase::off;
+#if NSIGHTKIT_ENABLED
+    std::int64_t const d = demand_first_.load(std::memory_order_acquire);
+    if (d >= 0 && step >= d) {
+      std::int64_t const k = step - d;
+      if (k < schedule_.warmup) return CapturePhase::warmup;
+      if (k - schedule_.warmup < schedule_.active) return CapturePhase::active;
+    }
+#endif
+    return schedule_.phase_of(step);
   }
 
   /// The schedule in force. @return the code's, or the environment's when it replaced it.
@@ -309,6 +350,11 @@ class CaptureWindow {
     if (!use_profiler_api_ && !options_.synchronize_before_stop) profiler_ = nullptr;
     link_.owner = this;
     link_.close_for_exit = &CaptureWindow::close_for_exit;
+    requests_seen_ = detail::capture_state.requests.load(std::memory_order_acquire);
+    if (!off_) {
+      counted_.store(true, std::memory_order_release);
+      detail::capture_state.windows.fetch_add(1, std::memory_order_acq_rel);
+    }
 #else
     (void)options;
 #endif
@@ -325,29 +371,27 @@ class CaptureWindow {
   }
 
   void begin_step(CaptureStep& s) {
-    std::thread::id const me = std::this_thread::get_id();
-    std::thread::id owner{};
-    if (!owner_.compare_exchange_strong(owner, me, std::memory_order_acq_rel) && owner != me) {
-      misuse(
-          "nsightkit::CaptureWindow::step(): called from a second thread; all steps of a window "
-          "must come from the thread that began its first step (use one window per loop)");
-      return;
-    }
     CaptureStep* open = nullptr;
     if (!open_step_.compare_exchange_strong(open, &s, std::memory_order_acq_rel)) {
-      misuse("nsightkit::CaptureWindow::step(): step " + std::to_string(open->number_) +
-             " is still open; end each step before beginning the next (one `auto step = "
-             "window.step();` per loop iteration)");
+      misuse("nsightkit::CaptureWindow::step(): step " +
+             std::to_string(next_step_.load(std::memory_order_acquire) - 1) +
+             " is still open; the steps of one window do not overlap: end each step before "
+             "beginning the next (one `auto step = window.step();` per loop iteration; threads "
+             "that serve requests at the same time need a window each)");
       return;
     }
     std::int64_t const n = next_step_.fetch_add(1, std::memory_order_acq_rel);
     s.number_ = n;
+    s.thread_ = std::this_thread::get_id();
+#if NSIGHTKIT_ENABLED
+    if (!off_ && !closed_.load(std::memory_order_acquire)) take_request(n);
+#endif
     s.phase_ = closed_.load(std::memory_order_acquire) ? CapturePhase::off : phase_of(n);
     s.open_ = true;
 #if NSIGHTKIT_ENABLED
     detail::capture_state.last_step.store(n, std::memory_order_release);
     if (s.phase_ == CapturePhase::warmup && !armed_.load(std::memory_order_acquire)) arm();
-    if (s.phase_ == CapturePhase::active && schedule_.starts_window(n)) start_capture(n);
+    if (s.phase_ == CapturePhase::active && starts_at(n)) start_capture(n);
     static constexpr Attributes step_attributes{detail::step_category()};
     s.range_ = detail::emit_formatted<DefaultDomain, detail::Op::push>(
         step_attributes, fmt::string_view{"step {}"}, n);
@@ -356,9 +400,7 @@ class CaptureWindow {
 
   void end_step(CaptureStep& s) noexcept {
 #if NSIGHTKIT_ENABLED
-    if (s.phase_ == CapturePhase::active && schedule_.ends_window(s.number_)) {
-      stop_capture(s.number_, true);
-    }
+    if (s.phase_ == CapturePhase::active && ends_at(s.number_)) stop_capture(s.number_, true);
 #endif
     CaptureStep* expected = &s;
     open_step_.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
@@ -373,6 +415,42 @@ class CaptureWindow {
   }
 
 #if NSIGHTKIT_ENABLED
+  /// Whether `step` belongs to the latest requested capture.
+  bool in_request(std::int64_t step) const noexcept {
+    std::int64_t const d = demand_first_.load(std::memory_order_acquire);
+    return d >= 0 && step >= d && step - d < schedule_.warmup + schedule_.active;
+  }
+  /// Whether a capture starts before `step` (its first active step).
+  bool starts_at(std::int64_t step) const noexcept {
+    if (in_request(step)) {
+      return step - demand_first_.load(std::memory_order_relaxed) == schedule_.warmup;
+    }
+    return schedule_.starts_window(step);
+  }
+  /// Whether the capture stops after `step` (its last active step).
+  bool ends_at(std::int64_t step) const noexcept {
+    if (in_request(step)) {
+      return step - demand_first_.load(std::memory_order_relaxed) ==
+             schedule_.warmup + schedule_.active - 1;
+    }
+    return schedule_.ends_window(step);
+  }
+  /// Takes a capture request made since the last one this window took, unless the window is in
+  /// a cycle (of its schedule or of an earlier request): then a later step takes it. Called by
+  /// the step that begins, alone (steps do not overlap).
+  void take_request(std::int64_t step) noexcept {
+    std::uint64_t const r = detail::capture_state.requests.load(std::memory_order_acquire);
+    if (r == requests_seen_) return;
+    if (capturing_.load(std::memory_order_acquire) || armed_.load(std::memory_order_acquire) ||
+        in_request(step)) {
+      return;
+    }
+    CapturePhase const own = schedule_.phase_of(step);
+    if (own == CapturePhase::warmup || own == CapturePhase::active) return;
+    requests_seen_ = r;
+    demand_first_.store(step, std::memory_order_release);
+  }
+
   /// What happened at an edge, delivered after the registry lock is released.
   struct Edge;
 
@@ -406,7 +484,6 @@ class CaptureWindow {
   bool off_{false};
   bool from_env_{false};
   std::atomic<std::int64_t> next_step_{0};
-  std::atomic<std::thread::id> owner_{};
   std::atomic<CaptureStep*> open_step_{nullptr};
   std::atomic<bool> closed_{false};
 #if NSIGHTKIT_ENABLED
@@ -417,6 +494,11 @@ class CaptureWindow {
   bool use_nvtx_{false};
   std::atomic<bool> capturing_{false};
   std::atomic<bool> armed_{false};  // in warm-up steps, counted in capture_state.armed_windows
+  std::atomic<bool> counted_{false};  // counted in capture_state.windows (until closed)
+  std::uint64_t requests_seen_{0};    // capture_state.requests taken; by the stepping thread
+  std::atomic<std::int64_t> demand_first_{-1};  // first step of the latest requested capture
+  std::int64_t requested_windows_{0};           // requested captures begun; registry mutex
+  bool window_requested_{false};  // the open capture was requested; registry mutex
   std::int64_t window_first_{0};
   std::optional<UniqueRange> nvtx_window_{};  // engaged while the NVTX window range is open
   std::vector<CaptureCallback> on_start_{};
@@ -433,7 +515,19 @@ inline CaptureStep::CaptureStep(CaptureWindow& window) : window_{&window} {
 inline void CaptureStep::end() noexcept {
   if (!open_) return;
   open_ = false;
-  detail::end_push<DefaultDomain>(std::exchange(range_, detail::Emitted{}));
+  detail::Emitted range = std::exchange(range_, detail::Emitted{});
+  if (thread_ == std::this_thread::get_id()) {
+    detail::end_push<DefaultDomain>(range);
+  } else {
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true)) {
+      std::fprintf(stderr,
+                   "nsightkit: CaptureStep %lld ended on a thread other than the one that began "
+                   "it; its range is pushed on that thread and stays open there (end each step on "
+                   "the thread that began it)\n",
+                   static_cast<long long>(number_));
+    }
+  }
   if (window_ != nullptr) window_->end_step(*this);
 }
 

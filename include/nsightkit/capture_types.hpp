@@ -10,7 +10,10 @@
  * **Steps** are numbered from 0 in the order step() is called. With `skip_first = s`,
  * `wait = w`, `warmup = u`, `active = a`, steps `0 .. s-1` are skipped, then each cycle of
  * `w + u + a` steps has `w` waiting steps, `u` warm-up steps and `a` active (captured) steps;
- * `repeat` cycles run (0 = forever), every later step is `done`. Example: `{5, 2, 3}` gives
+ * `repeat` cycles run (0 = forever), every later step is `done`. A capture may also be
+ * requested while the program runs (request_capture() in capture.hpp): a window not inside a
+ * cycle of its own then makes its next `u` steps warm-up steps and the `a` after them active; an
+ * `on_demand` schedule runs no cycle until asked. Example: `{5, 2, 3}` gives
  * steps 0-4 wait, 5-6 warmup, 7-9 active, 10- done. Unlike torch's default (`repeat = 0`),
  * CaptureSchedule's default is `repeat = 1`: one window, which is what a profiler run wants.
  *
@@ -93,17 +96,31 @@ struct CaptureSchedule {
   std::int64_t active{1};      ///< captured steps per cycle, at least 1
   std::int64_t repeat{1};      ///< number of cycles; 0 = forever
   std::int64_t skip_first{0};  ///< steps skipped once, before the first cycle
+  /// No cycle runs by itself: steps `wait` until a capture is requested (request_capture(), or the
+  /// report's trigger signal or file), then the next `warmup` and `active` steps are captured.
+  /// Any window also captures on request once its own cycles are done or between them.
+  bool on_demand{false};
+
+  /// A window that captures only when asked (see on_demand).
+  /// @param warmup steps before the captured ones. @param active captured steps (at least 1).
+  /// @return the schedule.
+  static constexpr CaptureSchedule requested(std::int64_t warmup, std::int64_t active) noexcept {
+    return CaptureSchedule{0, warmup, active, 1, 0, true};
+  }
 
   /// Steps in one cycle. @return wait + warmup + active (meaningful for a valid schedule).
   [[nodiscard]] constexpr std::int64_t cycle_length() const noexcept {
     return wait + warmup + active;
   }
 
-  /// The phase of a step (meaningful for a valid schedule).
+  /// The phase of a step by the schedule alone, without requested captures (meaningful for a
+  /// valid schedule).
   /// @param step the step number (steps before 0 are `skip`).
-  /// @return skip, wait, warmup, active or done (never off).
+  /// @return skip, wait, warmup, active or done (never off; `wait` for every step after
+  ///         skip_first of an on_demand schedule).
   [[nodiscard]] constexpr CapturePhase phase_of(std::int64_t step) const noexcept {
     if (step < skip_first) return CapturePhase::skip;
+    if (on_demand) return CapturePhase::wait;
     std::int64_t const s = step - skip_first;
     std::int64_t const cycle = cycle_length();
     if (cycle <= 0) return CapturePhase::done;
@@ -140,12 +157,12 @@ struct CaptureSchedule {
   /// @return "" when the schedule is valid, else what is wrong with it (one sentence).
   /// @throws std::bad_alloc when the text cannot be built.
   [[nodiscard]] std::string validation_error() const {
-    return detail::capture::schedule_error({wait, warmup, active, repeat, skip_first});
+    return detail::capture::schedule_error({wait, warmup, active, repeat, skip_first, on_demand});
   }
 
   /**
-   * @brief Parses "wait=10,warmup=2,active=3,repeat=1[,skip_first=N]" (NSIGHTKIT_CAPTURE's
-   *        grammar, without the "off" words).
+   * @brief Parses "wait=10,warmup=2,active=3,repeat=1[,skip_first=N]" or
+   *        "on-demand,warmup=2,active=3" (NSIGHTKIT_CAPTURE's grammar, without the "off" words).
    * @param text the schedule; blanks around keys and values are ignored.
    * @param error when not null, receives what is wrong (naming the bad part) on failure.
    * @return the schedule, or std::nullopt when `text` is malformed or contradictory.
@@ -156,14 +173,14 @@ struct CaptureSchedule {
     std::optional<detail::capture::ParsedSchedule> const p =
         detail::capture::parse_schedule(text, error);
     if (!p) return std::nullopt;
-    return CaptureSchedule{p->wait, p->warmup, p->active, p->repeat, p->skip_first};
+    return CaptureSchedule{p->wait, p->warmup, p->active, p->repeat, p->skip_first, p->on_demand};
   }
 
   /// Schedules compare field by field. @param a the first schedule. @param b the second.
   /// @return true when every field is equal.
   friend constexpr bool operator==(CaptureSchedule const& a, CaptureSchedule const& b) noexcept {
     return a.wait == b.wait && a.warmup == b.warmup && a.active == b.active &&
-           a.repeat == b.repeat && a.skip_first == b.skip_first;
+           a.repeat == b.repeat && a.skip_first == b.skip_first && a.on_demand == b.on_demand;
   }
   /// Schedules compare field by field. @param a the first schedule. @param b the second.
   /// @return true when a field differs.
@@ -245,6 +262,9 @@ struct CaptureEvent {
   std::int64_t last_step{0};
   std::int64_t cycle{0};  ///< which window: 0 for the first cycle, 1 for the next, ...
   bool complete{false};   ///< on_stop: the window ran to its scheduled end; on_start: false
+  /// The window was begun by a request (request_capture(), the report's trigger signal or file);
+  /// `cycle` then counts the window's requested captures from 0.
+  bool requested{false};
 };
 
 /// A window's start or stop callback.

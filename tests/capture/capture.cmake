@@ -7,6 +7,8 @@ nsightkit_add_test(test_capture SOURCES capture/test_capture.cpp)
 # The same tests compiled with NSIGHTKIT_DISABLE inside an enabled build (the Recorder stays on):
 # proves the disabled window silent while it keeps counting steps and phases.
 nsightkit_add_test(test_capture_disabled SOURCES capture/test_capture_disabled.cpp DISABLED)
+# Captures requested while the program runs (request_capture(), the report's trigger).
+nsightkit_add_test(test_capture_requests SOURCES capture/test_capture_requests.cpp)
 
 # The driver backend against a fake driver: libcuda.so.1 (tests/capture/fake_driver) alone in a directory
 # that the tests put first on LD_LIBRARY_PATH, so the loader's dlopen finds it. test_capture_driver

@@ -7,6 +7,9 @@
 //   and stop, or the NVTX window range), so a consumer can aggregate captured steps only, and
 //   whether one is armed (in the warm-up steps before its active ones), so a consumer can start
 //   costly collection early and pay its start-up outside the captured steps.
+// - A capture can be requested while the program runs (request_capture(): a signal or a file the
+//   report watches, or the program itself): windows capture their next steps, and the report
+//   writes its outputs when a requested window stops (requested_stops).
 #pragma once
 
 #include <nsightkit/attributes.hpp>
@@ -52,9 +55,21 @@ struct CaptureState {
   std::atomic<int> armed_windows{0};               ///< windows in warm-up steps before active ones
   std::atomic<std::int64_t> last_step{-1};         ///< number of the most recent step begun
   std::atomic<CaptureListener> listener{nullptr};  ///< the report's, when it runs
+  std::atomic<int> windows{0};                     ///< windows that can capture (not off)
+  /// Captures requested (request_capture()): each window that sees the count change captures its
+  /// next warm-up and active steps, once it is not in a window of its schedule.
+  std::atomic<std::uint64_t> requests{0};
+  /// Windows begun by a request that stopped; counted before the `stopped` edge is told.
+  std::atomic<std::uint64_t> requested_stops{0};
 };
 
 NSIGHTKIT_DETAIL_VISIBLE inline CaptureState capture_state{};
+
+/// Asks every capture window of the process to capture its next warm-up and active steps
+/// (nsightkit::request_capture(), the report's trigger signal and file).
+inline void request_capture() noexcept {
+  capture_state.requests.fetch_add(1, std::memory_order_acq_rel);
+}
 
 /// Calls the listener, if any.
 inline void capture_notify(CaptureEdge edge) noexcept {

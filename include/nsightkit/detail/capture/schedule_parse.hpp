@@ -4,6 +4,7 @@
 //   value    := an "off" word (detail::is_off_word: 0, off, none, false, no; any case)
 //             | item ("," item)*
 //   item     := key "=" integer                  (blanks around key and integer are ignored)
+//             | "on-demand"                      (capture only when requested: warmup, active)
 //   key      := "wait" | "warmup" | "active" | "repeat" | "skip_first"   (each at most once)
 //   integer  := digit+                           (0 .. 9223372036854775807; no sign, no suffix)
 //
@@ -34,6 +35,7 @@ struct ParsedSchedule {
   std::int64_t active{0};
   std::int64_t repeat{1};
   std::int64_t skip_first{0};
+  bool on_demand{false};
 };
 
 /// Parses a non-negative decimal int64 ("0" .. "9223372036854775807"). Returns an error text
@@ -76,8 +78,15 @@ inline std::string parse_schedule_text(std::string_view text, ParsedSchedule& ou
     std::string_view const item = trim(raw);
     if (item.empty()) return "empty item (a stray comma?)";
     std::size_t const eq = item.find('=');
+    if (eq == std::string_view::npos && item == "on-demand") {
+      if (r.on_demand) return "'on-demand' is given twice";
+      r.on_demand = true;
+      if (comma == std::string_view::npos) break;
+      pos = comma + 1;
+      continue;
+    }
     if (eq == std::string_view::npos) {
-      return "item " + quote_value(item) + " is not key=value";
+      return "item " + quote_value(item) + " is not key=value (or on-demand)";
     }
     std::string_view const key = trim(item.substr(0, eq));
     std::string_view const value = trim(item.substr(eq + 1));
@@ -96,6 +105,9 @@ inline std::string parse_schedule_text(std::string_view text, ParsedSchedule& ou
     pos = comma + 1;
   }
   if (!seen[2]) return "'active' is missing (how many steps to capture)";
+  if (r.on_demand && (seen[0] || seen[3])) {
+    return "on-demand captures only when asked: give warmup and active, not wait or repeat";
+  }
   if (r.active == 0) return "active=0 captures nothing (write \"off\" to switch capture off)";
   out = r;
   return {};

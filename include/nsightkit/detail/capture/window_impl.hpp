@@ -139,6 +139,7 @@ NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::start_capture(std::int64_t first) no
     }
     if (use_nvtx_) nvtx_window_.emplace(Attributes{}, options_.nvtx_range_name);
     window_first_ = first;
+    window_requested_ = in_request(first);
     capturing_.store(true, std::memory_order_seq_cst);  // seq_cst: see below
     edge.first_active =
         detail::capture_state.active_windows.fetch_add(1, std::memory_order_acq_rel) == 0;
@@ -151,7 +152,9 @@ NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::start_capture(std::int64_t first) no
     std::int64_t const last = first > std::numeric_limits<std::int64_t>::max() - schedule_.active
                                   ? std::numeric_limits<std::int64_t>::max()
                                   : first + schedule_.active - 1;
-    edge.event = CaptureEvent{first, last, schedule_.cycle_of(first), false};
+    edge.event = window_requested_
+                     ? CaptureEvent{first, last, requested_windows_++, false, true}
+                     : CaptureEvent{first, last, schedule_.cycle_of(first), false, false};
     edge.started = true;
   }
   deliver(edge);
@@ -188,7 +191,13 @@ NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::stop_capture(std::int64_t last,
         detail::capture_state.active_windows.fetch_sub(1, std::memory_order_acq_rel) == 1;
     detail::capture::unlink(link_);
     edge.event = CaptureEvent{window_first_, last < window_first_ ? window_first_ : last,
-                              schedule_.cycle_of(window_first_), complete};
+                              window_requested_ ? requested_windows_ - 1
+                                                : schedule_.cycle_of(window_first_),
+                              complete, window_requested_};
+    // Counted before the edge is told, so the report sees a requested capture end.
+    if (window_requested_) {
+      detail::capture_state.requested_stops.fetch_add(1, std::memory_order_acq_rel);
+    }
     edge.stopped = true;
   }
   deliver(edge);
