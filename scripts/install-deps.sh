@@ -7,7 +7,7 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ clang libclang-rt-dev clang-format libfmt-dev catch2 libbenchmark-dev pkg-config
   python3 python3-venv binutils doxygen)
-packages+=(chromium libjs-d3 zlib1g-dev)  # the report's HTML page: its browser tests, its chart library; gzip
+packages+=(chromium zlib1g-dev)  # the report's HTML page: its browser tests; gzip
 packages+=(libopenmpi-dev openmpi-bin)  # nsightkit::mpi and resnet_training's data-parallel tests (mpirun)
 packages+=(nlohmann-json3-dev)  # the nsightkit command reads saved reports with it (never the library)
 sudo=""

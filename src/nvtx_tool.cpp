@@ -28,7 +28,7 @@ namespace report = nsightkit::detail::report;
 /// Hands one NVTX module to the process's report; 1 when it took it.
 int take_module(NvtxGetExportTableFunc_t get) noexcept {
   NSIGHTKIT_DETAIL_TRY {
-    report::Claim const c = report::read_claim(report::process_token());
+    report::Claim const c = report::read_claim();
     if (c.found && c.kind == "program") {
       if (c.attach != nullptr) return c.attach(get);
       static std::atomic<bool> said{false};

@@ -242,9 +242,8 @@ class Report {
    *        network) with an icicle view of the path tree, the sortable and filterable table,
    *        steps over the run and top kernels per module. See docs/report-html.md.
    *
-   * The page inlines the chart library d3 3.x: the copy a CMake build inlined, else the file
-   * `NSIGHTKIT_REPORT_D3` names, else Debian's libjs-d3; without one the page holds the data and
-   * says how to complete it with tools/nsightkit_html.py.
+   * The page needs no library: its own script draws the charts, so it is whole wherever it is
+   * written.
    * @param snapshot from snapshot()
    * @return the page's HTML text.
    * @throws std::bad_alloc when the text cannot be built.

@@ -10,6 +10,8 @@
 
 #include <nsightkit/config.hpp>
 
+#include <chrono>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -139,6 +141,43 @@ struct ReportOptions {
   /// The largest trace, in bytes of JSON (before compression; 0: no limit). Past it the oldest
   /// events are left out and the trace says so (otherData.size_cap).
   std::size_t max_trace_bytes{std::size_t{256} << 20};
+
+  /// Signals that make the report write every output, then do what they did before (the
+  /// program's handler, or the default action: the process ends by the signal). A signal the
+  /// process ignores (SIG_IGN, e.g. under nohup) is left alone. Empty: none (docs/long-jobs.md).
+  std::vector<int> signals{default_report_signals()};
+  /// The signal that requests a capture (CaptureWindow: its next warm-up and active steps; the
+  /// outputs are written when they end); 0: none. Default SIGUSR2.
+  int trigger_signal{default_trigger_signal()};
+  /// A file whose appearance requests a capture as trigger_signal does (polled about 5 times a
+  /// second, removed when seen); "" for none.
+  std::string trigger_file{};
+  /// Rewrite the file outputs this often while the run goes on (each file replaced whole); 0: only
+  /// at exit, Report::write() and signals.
+  std::chrono::milliseconds snapshot_every{0};
+  /// A bad configuration ends the process with status 2 at once, and an output that could not be
+  /// written where asked makes the exit status 3 (for CI). NSIGHTKIT_REPORT_STRICT=1 sets it too.
+  bool strict{false};
+
+  /// The signals ReportOptions::signals holds by default: SIGTERM, SIGINT, SIGHUP, SIGUSR1 (what
+  /// schedulers send before they end a job: Slurm, Kubernetes, a terminal's Ctrl-C).
+  /// @return the signal numbers (SIGTERM and SIGINT alone where the platform lacks the others).
+  static std::vector<int> default_report_signals() {
+#if defined(SIGHUP) && defined(SIGUSR1)
+    return {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
+#else
+    return {SIGTERM, SIGINT};
+#endif
+  }
+  /// The signal ReportOptions::trigger_signal holds by default.
+  /// @return SIGUSR2 (0 where the platform has none).
+  static constexpr int default_trigger_signal() noexcept {
+#if defined(SIGUSR2)
+    return SIGUSR2;
+#else
+    return 0;
+#endif
+  }
 
   /**
    * @brief Parses the `NSIGHTKIT_REPORT` grammar (report.hpp's file comment, docs/report.md).

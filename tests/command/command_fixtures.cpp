@@ -1,7 +1,7 @@
 // Writes the command tests' inputs and what the library makes of them in process:
 //   DIR/crafted.json        the summary of nsk_command_test::crafted()
 //   DIR/crafted.table.txt   its table (table.hpp), DIR/crafted.threads.txt with every thread's rows
-//   DIR/crafted.html        its page (html.hpp) with the chart library DIR/d3.js
+//   DIR/crafted.html        its page (html.hpp)
 //   DIR/ranks/s.rankN.json  the summaries of a run of four ranks
 //   DIR/ranks.table.txt, ranks.gpu.txt, ranks.json, ranks.csv
 //                           the MPI component's merge of those ranks (merge*.hpp), as rank 0
@@ -57,11 +57,8 @@ int main(int argc, char** argv) {
   ok = ok && write(dir + "/crafted.json", rep::summary_json(s));
   ok = ok && write(dir + "/crafted.table.txt", rep::format_table(s, false));
   ok = ok && write(dir + "/crafted.threads.txt", rep::format_table(s, true));
-  rep::HtmlLibrary const lib{"var d3 = {version: \"3.5.17\"}; /* a stand-in, no charts */",
-                             "d3.js"};
-  ok = ok && write(dir + "/d3.js", lib.text);
   rep::TextSink page;
-  rep::write_html(page, s, lib);
+  rep::write_html(page, s);
   ok = ok && write(dir + "/crafted.html", page.buffer());
 
   std::vector<nsightkit::ReportSnapshot> ranks;

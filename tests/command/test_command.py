@@ -321,15 +321,14 @@ def page_data(path):
 class TestHtml(Case):
     def test_one_run_is_the_programs_own_page(self):
         out = os.path.join(self.dir, "p.html")
-        p = run("html", self.fixture("crafted.json"), "--d3", self.fixture("d3.js"), "-o", out)
+        p = run("html", self.fixture("crafted.json"), "-o", out)
         self.assertEqual(read(out, "rb"), read(self.fixture("crafted.html"), "rb"))
         self.assertIn("wrote", p.stderr)
 
     def test_ranks_and_compare(self):
         r0, r1 = self.fixture("ranks/s.rank0.json"), self.fixture("ranks/s.rank1.json")
-        d3 = self.fixture("d3.js")
         out = os.path.join(self.dir, "ranks.html")
-        run("html", r0, r1, "--d3", d3, "-o", out)
+        run("html", r0, r1, "-o", out)
         d = page_data(out)
         self.assertEqual((d["mode"], [r["label"] for r in d["runs"]], d["title"]),
                          ("ranks", ["rank 0", "rank 1"], "nsightkit report: 2 ranks"))
@@ -339,28 +338,31 @@ class TestHtml(Case):
         self.assertIsNotNone(d["values"][0][i])
         self.assertIsNone(d["values"][1][i])  # rank 1 has no checkpoint
         out = os.path.join(self.dir, "cmp.html")
-        run("html", r1, "--compare", r0, "--d3", d3, "-o", out, "--labels", "base,new", "--title", "T")
+        run("html", r1, "--compare", r0, "-o", out, "--labels", "base,new", "--title", "T")
         d = page_data(out)
         self.assertEqual((d["mode"], [r["rank"] for r in d["runs"]], [r["label"] for r in d["runs"]], d["title"]),
                          ("compare", [0, 1], ["base", "new"], "T"))
 
-    def test_a_page_without_d3_is_completed(self):
-        env = dict(os.environ, NSIGHTKIT_REPORT_D3="none")
-        nod3 = os.path.join(self.dir, "nod3.html")
-        p = run("html", self.fixture("crafted.json"), "-o", nod3, env=env)
-        self.assertIn("warning: no chart library (d3 3.x) to inline", p.stderr)
-        self.assertIn("library (d3 3.x) was not found when this page was written", read(nod3))
-        full = os.path.join(self.dir, "full.html")
-        run("html", nod3, "--d3", self.fixture("d3.js"), "-o", full)
-        self.assertEqual(page_data(full), page_data(self.fixture("crafted.html")))
-        self.assertIn('var d3 = {version: "3.5.17"}', read(full))
-        self.assertIn("no chart library (d3 3.x) to complete the page with",
-                      run("html", nod3, "-o", full, env=env, rc=2).stderr)
+    def test_a_page_is_written_again_from_its_data(self):
+        again = os.path.join(self.dir, "again.html")
+        p = run("html", self.fixture("crafted.html"), "-o", again)
+        self.assertIn("written again", p.stderr)
+        self.assertEqual(page_data(again), page_data(self.fixture("crafted.html")))
+        # A page of an older nsightkit, whose notes said its chart library was missing: the note
+        # goes, the data stays.
+        text = read(self.fixture("crafted.html"))
+        data = page_data(self.fixture("crafted.html"))
+        data["runs"][0]["notes"].insert(0, "the charts' script library (d3 3.x) was not found "
+                                           "when this page was written: none")
+        m = re.search(r'(<script id="nsk-data" type="application/json">)(.*?)(</script>)', text, re.S)
+        older = self.file("older.html", text[:m.start(2)] + json.dumps(data).replace("<", "\\u003c") +
+                          text[m.end(2):])
+        run("html", older, "-o", again)
+        self.assertEqual(page_data(again), page_data(self.fixture("crafted.html")))
+        self.assertNotIn("d3 3.x", read(again))
 
     def test_bad_input(self):
-        notd3 = self.file("notd3.js", "var x = 1;")
         f = self.fixture("crafted.json")
-        self.assertIn("notd3.js: not d3 version 3", run("html", f, "--d3", notd3, rc=2).stderr)
         self.assertIn("not a page written by nsightkit (no nsk-data element)",
                       run("html", self.file("x.html", "<html></html>"), rc=2).stderr)
         self.assertIn("--labels names 1 runs, but 2 were given",

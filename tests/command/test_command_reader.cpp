@@ -54,7 +54,7 @@ std::string write(std::string const& name, std::string const& text) {
 
 std::string page_data(nsightkit::ReportSnapshot const& s) {
   rep::TextSink sink;
-  rep::html_data(sink, {{&s, rep::html_label(s)}}, rep::HtmlMode::single, rep::html_title(s), "");
+  rep::html_data(sink, {{&s, rep::html_label(s)}}, rep::HtmlMode::single, rep::html_title(s));
   return sink.buffer();
 }
 

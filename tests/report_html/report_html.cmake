@@ -3,25 +3,13 @@
 # end-to-end runs checked by check_html.py — the .json.gz trace with its counter track, the size
 # cap on a run of 10^6 ranges, the trace streamed during a run (on disk halfway, every range at
 # the end under a recording limit of a quarter of them), the page and `nsightkit html`'s pages
-# (ranks, compared, completed) loaded in headless Chromium (DOM and console checked, screenshots
-# kept in the build tree), and a page of 10^5 paths (its load time is printed; bench/RESULTS.md
+# (ranks, compared, written again) loaded in headless Chromium (DOM, charts and console checked,
+# screenshots kept in the build tree), and a page of 10^5 paths (its load time is printed; bench/RESULTS.md
 # records it). Included from tests/CMakeLists.txt.
-include(${PROJECT_SOURCE_DIR}/cmake/nsightkitHtmlPage.cmake)
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 
 nsightkit_add_test(test_report_html SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_report_html.cpp
   NO_RECORDER)
-
-# The same tests built with d3 inlined at build time: the page needs no file at run time.
-nsightkit_inline_d3(${CMAKE_CURRENT_BINARY_DIR}/report_html_gen)
-if(NSIGHTKIT_HTML_D3_FOUND)
-  nsightkit_add_test(test_report_html_builtin SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_report_html.cpp
-    NO_RECORDER)
-  target_include_directories(test_report_html_builtin PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/report_html_gen)
-  target_compile_definitions(test_report_html_builtin PRIVATE NSK_EXPECT_BUILT_IN_D3)
-else()
-  message(STATUS "nsightkit: the HTML page's build-time d3 test is left out: ${NSIGHTKIT_HTML_D3_REASON}")
-endif()
 
 add_executable(report_html_demo ${CMAKE_CURRENT_LIST_DIR}/html_demo.cpp)
 target_link_libraries(report_html_demo PRIVATE nsightkit::nsightkit nsightkit_warnings)

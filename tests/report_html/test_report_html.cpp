@@ -124,26 +124,27 @@ TEST_CASE("step series: every step while it fits, then bounded with the whole ru
     CHECK(s.points()[i - 1].start_ns < s.points()[i].start_ns);
 }
 
-TEST_CASE("the page: template filled, text escaped, data and library inlined") {
+TEST_CASE("the page: template filled, text escaped, data inlined, no library") {
   auto const s = crafted();
-  rep::HtmlLibrary lib{"var d3={version:\"3.5.16\"}; /* </script> */", "test"};
   rep::TextSink sink;
-  rep::write_html(sink, s, lib);
+  rep::write_html(sink, s);
   std::string const page = sink.buffer();
   CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
   CHECK(page.find("@@NSK_") == std::string::npos);
   CHECK(count(page, "<title>nsightkit report (pid 4242)</title>") == 1);
-  // A name cannot end the data's script element, nor the library's.
+  // A name cannot end the data's script element.
   CHECK(page.find("</script><b>") == std::string::npos);
   CHECK(page.find("\\u003c/script>\\u003cb>x\\u003c/b>") != std::string::npos);
-  CHECK(page.find("/* <\\/script> */") != std::string::npos);
+  // The page's own script draws every chart: it reads no library and says nothing of one.
+  CHECK(page.find("d3.") == std::string::npos);
+  CHECK(page.find("<script src") == std::string::npos);
   CHECK(page.find("\"gemm\\u003cfloat>\"") != std::string::npos);
   CHECK(page.find("\"series\":[[10,1,400000,400000],[500000,1,450000,450000]]") !=
         std::string::npos);
   CHECK(page.find("\"parent\":[-1,0]") != std::string::npos);
   CHECK(page.find("\"top\":[{\"1\":[[0,6,450000]]}]") != std::string::npos);
   CHECK(page.find("\n[3,900000,100000,") != std::string::npos);
-  CHECK(count(page, "</script>") == 3);  // data, library, page script
+  CHECK(count(page, "</script>") == 2);  // data, page script
 }
 
 TEST_CASE("the page carries the advice and what was not evaluated, escaped") {
@@ -157,9 +158,8 @@ TEST_CASE("the page carries the advice and what was not evaluated, escaped") {
   a.suggestion = "use pinned memory";
   s.advice.push_back(a);
   s.advice_missing.push_back("copy-overlap: no CUPTI records");
-  rep::HtmlLibrary lib{"var d3={version:\"3.5.16\"};", "test"};
   rep::TextSink sink;
-  rep::write_html(sink, s, lib);
+  rep::write_html(sink, s);
   std::string const page = sink.buffer();
   CHECK(page.find("\"advice\":[[\"pageable-copies\",\"high\",1200000,"
                   "\"3 copies from pageable memory, 1.2 ms\",\"use pinned memory\","
@@ -168,17 +168,8 @@ TEST_CASE("the page carries the advice and what was not evaluated, escaped") {
   CHECK(page.find("id=\"nsk-advice-sec\"") != std::string::npos);
   // Without advice the lists are empty and the page's script keeps the section hidden.
   rep::TextSink plain;
-  rep::write_html(plain, crafted(), lib);
+  rep::write_html(plain, crafted());
   CHECK(plain.buffer().find("\"advice\":[],\"advice_missing\":[]") != std::string::npos);
-}
-
-TEST_CASE("the page without a chart library says how to complete it") {
-  rep::HtmlLibrary lib{"", "'/nowhere/d3.min.js' cannot be read"};
-  rep::TextSink sink;
-  rep::write_html(sink, crafted(), lib);
-  CHECK(sink.buffer().find("was not found when this page was written: '/nowhere/d3.min.js' "
-                           "cannot be read") != std::string::npos);
-  CHECK(sink.buffer().find("nsightkit html THIS_PAGE.html") != std::string::npos);  // its hint
 }
 
 TEST_CASE("a page of several runs: the union of their paths, each run's numbers or null") {
@@ -203,10 +194,9 @@ TEST_CASE("a page of several runs: the union of their paths, each run's numbers 
   d.cpu.count = 2;
   d.cpu.total_ns = 90;
   after.paths.push_back(d);
-  rep::HtmlLibrary lib{"var d3={version:\"3.5.16\"};", "test"};
   rep::TextSink sink;
   rep::write_html(sink, {{&before, "before"}, {&after, "after"}}, rep::HtmlMode::compare,
-                  "nsightkit: before vs after", lib);
+                  "nsightkit: before vs after");
   std::string const& page = sink.buffer();
   CHECK(page.find("\"mode\":\"compare\"") != std::string::npos);
   CHECK(page.find("\"label\":\"before\",\"rank\":null,\"pid\":4242") != std::string::npos);
@@ -222,40 +212,6 @@ TEST_CASE("a page of several runs: the union of their paths, each run's numbers 
             "0,0,0,0,0,0,0]]]") != std::string::npos);
   CHECK(page.find("\"top\":[{\"1\":[[0,6,450000]]},{}]") != std::string::npos);
   CHECK(page.find("<title>nsightkit: before vs after</title>") != std::string::npos);
-}
-
-TEST_CASE("the chart library: NSIGHTKIT_REPORT_D3 names it, and only d3 3.x is taken") {
-  char const* dir = std::getenv("NSK_TEST_DIR");
-  std::string const base = dir != nullptr ? std::string{dir} + "/" : std::string{};
-  std::string const v3 = base + "fake_d3_v3.js", v7 = base + "fake_d3_v7.js";
-  {
-    std::FILE* f = std::fopen(v3.c_str(), "wb");
-    REQUIRE(f != nullptr);
-    std::fputs("!function(){var d3={version:\"3.5.17\"};}();", f);
-    std::fclose(f);
-    f = std::fopen(v7.c_str(), "wb");
-    REQUIRE(f != nullptr);
-    std::fputs("var d3={version:\"7.8.5\"};", f);
-    std::fclose(f);
-  }
-  ::setenv("NSIGHTKIT_REPORT_D3", v3.c_str(), 1);
-  auto lib = rep::html_library();
-  CHECK(lib.from == v3);
-  CHECK(lib.text.find("3.5.17") != std::string::npos);
-  ::setenv("NSIGHTKIT_REPORT_D3", "none", 1);
-  CHECK(rep::html_library().text.empty());
-  ::setenv("NSIGHTKIT_REPORT_D3", v7.c_str(), 1);
-  lib = rep::html_library();
-  CHECK(lib.from != v7);  // not version 3: the next place is tried
-#if defined(NSK_EXPECT_BUILT_IN_D3)
-  CHECK(lib.from == "built in");
-  CHECK(rep::is_d3_v3(lib.text));
-#else
-  CHECK(lib.from != "built in");
-#endif
-  ::unsetenv("NSIGHTKIT_REPORT_D3");
-  std::remove(v3.c_str());
-  std::remove(v7.c_str());
 }
 
 #if NSIGHTKIT_ENABLED

@@ -1,6 +1,6 @@
 // `nsightkit html`: the report's HTML page from saved summaries, made by the page builder the
 // report itself uses (detail/report/html.hpp): one run, the ranks of one run, or two runs
-// compared; and a page written without its chart library, completed.
+// compared; and a page written again from the data inside it (with this nsightkit's page).
 #include "arguments.hpp"
 #include "command.hpp"
 #include "output.hpp"
@@ -38,8 +38,8 @@ steps over the run and top kernels per module.
                          least and most rank
   --compare BASE.json    REPORT against BASE (BASE is "before", REPORT "after"): the difference
                          per path, red where it got slower
-  a page (.html)         a page written without the chart library, completed: its data is
-                         inside it
+  a page (.html)         the page written again from the data inside it (a page of an older
+                         nsightkit, which needed a chart library, becomes whole)
 
 options:
   -o, --output PATH      the page to write (default report.html)
@@ -48,14 +48,11 @@ options:
                          process id for one summary and the file's name for several;
                          "before,after" with --compare)
   --title TEXT           the page's title
-  --d3 FILE              the chart library to inline (d3 3.x); default: the file
-                         NSIGHTKIT_REPORT_D3 names, else the copy built into this command, else
-                         Debian's /usr/share/javascript/d3/d3.min.js (libjs-d3)
   -h, --help             this text
 
-Without a chart library the page still holds all the data and says how to complete it (this
-command, with a PAGE.html). Exit status: 0 when the page was written; 2 for a bad option or
-input (the message names the file and the problem).
+The page needs no library and no network: its script draws the charts itself. Exit status: 0
+when the page was written; 2 for a bad option or input (the message names the file and the
+problem).
 )";
 
 std::string base_name(std::string const& path) {
@@ -66,20 +63,6 @@ std::string base_name(std::string const& path) {
 bool ends_with(std::string const& s, char const* tail) {
   std::string const t{tail};
   return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
-}
-
-/// The chart library: --d3 FILE (which must be d3 3.x), else where the report looks.
-rep::HtmlLibrary library(Arguments const& a) {
-  if (!a.has("--d3")) return rep::html_library();
-  std::string const path = a.value("--d3");
-  rep::HtmlLibrary lib;
-  if (!rep::read_text_file(path.c_str(), lib.text))
-    throw InputError(path + ": cannot read the chart library");
-  if (!rep::is_d3_v3(lib.text))
-    throw InputError(path +
-                     ": not d3 version 3 (the page is written for Debian's libjs-d3, d3 3.x)");
-  lib.from = path;
-  return lib;
 }
 
 std::vector<std::string> split_labels(std::string const& s) {
@@ -95,8 +78,8 @@ std::vector<std::string> split_labels(std::string const& s) {
   return out;
 }
 
-/// The data of a page nsightkit wrote, as JSON text for a new page (its title set, the note on
-/// a missing chart library dropped).
+/// The data of a page nsightkit wrote, as JSON text for a new page (its title set, the note an
+/// older page carried about a missing chart library dropped).
 std::string data_from_page(std::string const& path, std::string const& title_option,
                            std::string& title) {
   std::string const text = read_text(path);
@@ -151,22 +134,18 @@ int html(Arguments const& a) {
   if (inputs.empty()) throw UsageError("give a summary (REPORT.json), several, or a page");
   std::string const output = a.value("--output", "report.html");
   std::string const title_option = a.value("--title");
-  rep::HtmlLibrary const lib = library(a);
   rep::TextSink sink;
   std::size_t paths = 0, runs_written = 0;
 
   if (inputs.size() == 1 && !a.has("--compare") &&
       (ends_with(inputs[0], ".html") || ends_with(inputs[0], ".htm"))) {
     if (a.has("--labels")) throw UsageError("--labels names summaries; a page has its own");
-    if (lib.text.empty())
-      throw InputError("no chart library (d3 3.x) to complete the page with (" + lib.from +
-                       "): install Debian's libjs-d3 or give --d3");
     std::string title;
     std::string const data = data_from_page(inputs[0], title_option, title);
-    rep::write_page(sink, title, lib, [&](rep::TextSink& into) { into.buffer() += data; });
+    rep::write_page(sink, title, [&](rep::TextSink& into) { into.buffer() += data; });
     write_file(output, sink.buffer());
-    std::fprintf(stderr, "nsightkit html: wrote %s (the page of %s, completed)\n", output.c_str(),
-                 inputs[0].c_str());
+    std::fprintf(stderr, "nsightkit html: wrote %s (the page of %s, written again)\n",
+                 output.c_str(), inputs[0].c_str());
     return 0;
   }
 
@@ -203,13 +182,7 @@ int html(Arguments const& a) {
             : mode == rep::HtmlMode::ranks ? fmt::format("nsightkit report: {} ranks", saved.size())
                                            : "nsightkit: " + labels[0] + " vs " + labels[1];
   }
-  if (lib.text.empty()) {
-    std::fprintf(stderr,
-                 "nsightkit html: warning: no chart library (d3 3.x) to inline (%s): the page "
-                 "says how to complete it; install Debian's libjs-d3 or give --d3\n",
-                 lib.from.c_str());
-  }
-  rep::write_html(sink, runs, mode, title, lib);
+  rep::write_html(sink, runs, mode, title);
   write_file(output, sink.buffer());
   for (SavedSummary const& s : saved) paths = std::max(paths, s.snapshot.paths.size());
   runs_written = runs.size();
@@ -226,8 +199,7 @@ int run_html(Invocation const& call) {
                         {{"--output", "-o", true, false},
                          {"--compare", nullptr, true, false},
                          {"--labels", nullptr, true, false},
-                         {"--title", nullptr, true, false},
-                         {"--d3", nullptr, true, false}},
+                         {"--title", nullptr, true, false}},
                         html);
 }
 

@@ -47,7 +47,18 @@ inline void counter_sample(char const* name, double value) noexcept {
   if (s == nullptr || !s->trace.load(std::memory_order_relaxed)) return;
   NSIGHTKIT_DETAIL_TRY {
     std::int64_t const t = s->now();
+    auto const wake = s->trace_wake.load(std::memory_order_acquire);
     std::lock_guard<std::mutex> lock{counters.mutex};
+    if (wake != nullptr) {
+      // Streamed (trace_stream.hpp): held like the threads' events, until the next piece.
+      if (counters.samples.size() >= s->max_trace_events.load(std::memory_order_relaxed)) {
+        ++counters.dropped;
+        return;
+      }
+      counters.samples.push_back(CounterSample{t, name, value});
+      if (counters.samples.size() == stream_batch(*s)) wake();
+      return;
+    }
     if (counters.samples.size() >= max_counter_samples) {
       std::size_t const half = counters.samples.size() / 2;
       counters.samples.erase(counters.samples.begin(),

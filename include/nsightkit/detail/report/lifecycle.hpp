@@ -1,28 +1,30 @@
-// Internal: the report's life — creating the one State of the process (and refusing a second,
-// un-unified copy of nsightkit), enable/disable/reset, writing every configured output, the
-// at-exit report, and what a child forked from a recording process does.
+// Internal: the report's life — creating the one State of the process (after claiming the
+// process, claim.hpp), enable/disable/reset, the watcher that handles signals, triggers and
+// snapshots (watcher.hpp), and the at-exit write. Writing the outputs is writing.hpp's, a forked
+// child's fresh start fork.hpp's.
 #pragma once
 
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/capture_state.hpp>
 #include <nsightkit/detail/cuda_driver.hpp>
 #include <nsightkit/detail/process.hpp>
+#include <nsightkit/detail/report/claim.hpp>
 #include <nsightkit/detail/report/counters.hpp>
+#include <nsightkit/detail/report/fork.hpp>
 #include <nsightkit/detail/report/gpu_events.hpp>
-#include <nsightkit/detail/report/html.hpp>
 #include <nsightkit/detail/report/options.hpp>
 #include <nsightkit/detail/report/output_file.hpp>
 #include <nsightkit/detail/report/record.hpp>
 #include <nsightkit/detail/report/snapshot.hpp>
 #include <nsightkit/detail/report/state.hpp>
-#include <nsightkit/detail/report/summary.hpp>
-#include <nsightkit/detail/report/table.hpp>
-#include <nsightkit/detail/report/text_sink.hpp>
 #include <nsightkit/detail/report/trace_stream.hpp>
+#include <nsightkit/detail/report/watcher.hpp>
+#include <nsightkit/detail/report/writing.hpp>
 #if NSIGHTKIT_ENABLED
 #include <nsightkit/detail/report/nvtx_tool.hpp>
 #endif
 #include <nsightkit/detail/sinks.hpp>
+#include <nsightkit/detail/text.hpp>
 #include <nsightkit/detail/thread.hpp>
 #include <nsightkit/report_types.hpp>
 
@@ -35,9 +37,6 @@
 #include <string_view>
 #include <vector>
 
-#if defined(__linux__)
-#include <sys/auxv.h>
-#endif
 #if !defined(_WIN32)
 #include <pthread.h>
 #include <unistd.h>
@@ -47,29 +46,7 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::report {
 
 NSIGHTKIT_DETAIL_VISIBLE inline std::mutex create_mutex;
-/// Set in a copy of nsightkit that found another copy's report in the process.
-NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<bool> duplicate_copy{false};
 NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<bool> autostart_done{false};
-
-/// A token that differs between processes and between exec'd images of one process id.
-inline std::string process_token() {
-  std::string t = std::to_string(process_id());
-#if defined(__linux__) && defined(AT_RANDOM)
-  if (auto const* r = reinterpret_cast<unsigned char const*>(::getauxval(AT_RANDOM))) {
-    char buf[17];
-    for (int i = 0; i < 8; ++i) std::snprintf(buf + 2 * i, 3, "%02x", static_cast<unsigned>(r[i]));
-    t += '-';
-    t += buf;
-  }
-#endif
-  return t;
-}
-
-inline constexpr char const owner_variable[] = "NSIGHTKIT_DETAIL_REPORT_OWNER";
-
-/// How the copy of the report that owns the process takes an NVTX module: the NVTX tool library
-/// (`nsightkit profile`) hands every module to the program's own report through it.
-using NvtxAttach = int (*)(void const* (*)(std::uint32_t));
 
 /// This copy's NVTX entry (null in a disabled build).
 inline NvtxAttach own_nvtx_attach() noexcept {
@@ -82,162 +59,6 @@ inline NvtxAttach own_nvtx_attach() noexcept {
 #endif
 }
 
-/// Who owns the process's report, as the owner's claim says: "program" (a copy compiled into the
-/// program or its libraries) or "tool" (the NVTX tool library).
-#if defined(NSIGHTKIT_DETAIL_NVTX_TOOL)
-inline constexpr char const claim_kind[] = "tool";
-#else
-inline constexpr char const claim_kind[] = "program";
-#endif
-
-/// The claim another copy of the report made in this process, read from the environment.
-struct Claim {
-  bool found{false};
-  std::string text;            // the variable's value
-  std::string kind;            // "program" or "tool"
-  NvtxAttach attach{nullptr};  // its NVTX entry
-};
-
-/// The claim on this process (token "pid-random"), if any; a claim of another process (a parent
-/// that exec'd this one) is none.
-inline Claim read_claim(std::string const& token) {
-  Claim c;
-  char const* previous = std::getenv(owner_variable);
-  if (previous == nullptr) return c;
-  std::string_view const p{previous};
-  if (p.size() <= token.size() || p.compare(0, token.size(), token) != 0 || p[token.size()] != ':')
-    return c;
-  c.found = true;
-  c.text = std::string{p};
-  // token:state:attach:kind
-  std::size_t const a = p.find(':', token.size() + 1);
-  std::size_t const k = a == std::string_view::npos ? a : p.find(':', a + 1);
-  if (k != std::string_view::npos) {
-    std::string const address{p.substr(a + 1, k - a - 1)};
-    c.kind = std::string{p.substr(k + 1)};
-    unsigned long long v = std::strtoull(address.c_str(), nullptr, 16);
-    c.attach = reinterpret_cast<NvtxAttach>(static_cast<std::uintptr_t>(v));
-  }
-  return c;
-}
-
-/// This copy's claim text.
-inline std::string own_claim(std::string const& token) {
-  char self[32], attach[32];
-  std::snprintf(self, sizeof self, "%p", static_cast<void const*>(&state_ptr));
-  std::snprintf(attach, sizeof attach, "%llx",
-                static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(own_nvtx_attach())));
-  return token + ":" + self + ":" + attach + ":" + claim_kind;
-}
-
-/// Claims the process for this copy of the report state, through an environment variable (the one
-/// thing every copy of nsightkit in a process shares even when their symbols are not unified).
-/// False, with one message, when another copy already claimed it.
-inline bool claim_process() {
-  std::string const token = process_token();
-  std::string const mine = own_claim(token);
-  Claim const previous = read_claim(token);
-  if (previous.found && previous.text != mine) {
-    if (!duplicate_copy.exchange(true)) {
-      if (previous.kind == "tool") {
-        std::fprintf(stderr,
-                     "nsightkit report: nsightkit's NVTX tool (nsightkit profile) started this "
-                     "process's report before the program's own copy did; the program's copy "
-                     "stays off and its ranges reach the report through NVTX\n");
-      } else {
-        std::fprintf(
-            stderr,
-            "nsightkit report: this module carries a second copy of nsightkit's report (it embeds "
-            "nsightkit and was loaded so that its symbols are not shared, e.g. dlopen(RTLD_LOCAL) "
-            "with a compiler that emits no unique symbols); its ranges are not in the process's "
-            "report, and this copy stays off. Load it with RTLD_GLOBAL or link it normally.\n");
-      }
-    }
-    return false;
-  }
-#if defined(_WIN32)
-  (void)_putenv_s(owner_variable, mine.c_str());
-#else
-  (void)::setenv(owner_variable, mine.c_str(), 1);
-#endif
-  return true;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Fork: the child gets an empty report of its own.
-//
-// The handlers take every report lock before fork() (in the documented lock order) and release
-// them after, so no lock is left held by a thread that does not exist in the child. The child then
-// forgets what the parent recorded (its report starts at the fork), forgets the ranges open at the
-// fork (their pops are ignored), makes no CUDA call if the parent had used CUDA (a CUDA context
-// does not survive fork), and writes files of its own (".pidN" in their names).
-
-inline void fork_prepare() noexcept {
-  State* s = state();
-  if (s == nullptr) return;
-  if (TraceStream* t = TraceStream::existing()) t->fork_lock();
-  s->mutex.lock();
-  s->se_mutex.lock();
-  for (auto const& t : s->threads) t->lock.lock();
-  if (EventsSource* ev = events_source_ptr.load(std::memory_order_acquire)) ev->fork_lock();
-  counters.mutex.lock();  // a leaf: held alone by counter_sample()
-  s->stream_names_mutex.lock();  // a leaf
-}
-
-inline void fork_parent() noexcept {
-  State* s = state();
-  if (s == nullptr) return;
-  s->stream_names_mutex.unlock();
-  counters.mutex.unlock();
-  if (EventsSource* ev = events_source_ptr.load(std::memory_order_acquire)) ev->fork_unlock();
-  for (auto it = s->threads.rbegin(); it != s->threads.rend(); ++it) (*it)->lock.unlock();
-  s->se_mutex.unlock();
-  s->mutex.unlock();
-  if (TraceStream* t = TraceStream::existing()) t->fork_unlock();
-}
-
-inline void fork_child() noexcept {
-  State* s = state();
-#if !defined(_WIN32)
-  forked_from.store(static_cast<long>(::getppid()), std::memory_order_relaxed);
-#endif
-  std::uint32_t const parent_tid = os_thread_id();  // this thread's id in the parent
-  refresh_os_thread_id();
-  if (s == nullptr) return;
-  std::uint32_t const self = os_thread_id();
-  if (EventsSource* ev = events_source_ptr.load(std::memory_order_acquire)) {
-    if (ev->used_cuda()) ev->shutdown(*s);
-    ev->forget_after_fork(*s);
-    ev->fork_unlock();
-  }
-  for (auto const& t : s->threads) {
-    t->clear_data();
-    ++t->generation;
-    if (t->tid == parent_tid) {
-      t->tid = self;
-    } else {
-      t->exited.store(true, std::memory_order_relaxed);  // threads do not survive fork
-    }
-  }
-  s->se_open.clear();
-  s->se_stats.clear();
-  s->se_index.clear();
-  s->se_trace.clear();
-  counters.samples.clear();
-  counters.dropped = 0;
-  counters.mutex.unlock();
-  s->stream_names_mutex.unlock();
-  s->origin.store(s->now(), std::memory_order_relaxed);
-  s->exit_written.store(false, std::memory_order_relaxed);
-  for (auto it = s->threads.rbegin(); it != s->threads.rend(); ++it) (*it)->lock.unlock();
-  s->se_mutex.unlock();
-  s->mutex.unlock();
-  if (TraceStream* t = TraceStream::existing()) {
-    t->forget_after_fork(*s);
-    t->fork_unlock();
-  }
-}
-
 /// The State of the process, created (and its fork handlers installed) on first use; null when
 /// another copy of nsightkit owns the report, or out of memory.
 inline State* state_create() noexcept {
@@ -245,7 +66,7 @@ inline State* state_create() noexcept {
   NSIGHTKIT_DETAIL_TRY {
     std::lock_guard<std::mutex> lock{create_mutex};
     if (State* s = state()) return s;
-    if (!claim_process()) return nullptr;
+    if (!claim_process(static_cast<void const*>(&state_ptr), own_nvtx_attach())) return nullptr;
     // Registering for membarrier (owner_lock.hpp) waits for an RCU grace period once the process
     // has threads, several milliseconds: here, at enable, not at some thread's first range.
     (void)membarrier_ready();
@@ -343,6 +164,16 @@ inline void provider_arrived() noexcept {
 inline void on_capture(CaptureEdge edge) noexcept {
   State* s = state();
   if (s == nullptr) return;
+#if !defined(_WIN32)
+  if (edge == CaptureEdge::stopped) {
+    // A requested capture ended: its outputs are written by the watcher, not by this thread.
+    static std::atomic<std::uint64_t> seen{0};
+    std::uint64_t const stops = capture_state.requested_stops.load(std::memory_order_acquire);
+    if (seen.exchange(stops, std::memory_order_acq_rel) != stops) {
+      if (Watcher* w = Watcher::existing()) w->capture_ended();
+    }
+  }
+#endif
   GpuSource* src = s->source.load(std::memory_order_acquire);
   if (src == nullptr) return;
   NSIGHTKIT_DETAIL_TRY {
@@ -363,40 +194,6 @@ inline void bump_generations(State& s) noexcept {
   for (auto const& t : s.threads) {
     SpinGuard lock{t->lock};
     ++t->generation;
-  }
-}
-
-/// The file outputs of `o`: (what, path as given, fallback stem, extension).
-struct FileOutput {
-  char const* what;
-  std::string const* path;
-  char const* stem;
-  char const* extension;
-};
-
-inline std::vector<FileOutput> file_outputs(ReportOptions const& o) {
-  std::vector<FileOutput> out;
-  if (!o.table.empty() && o.table != "stderr" && o.table != "stdout")
-    out.push_back(FileOutput{"table", &o.table, "table", ".txt"});
-  if (!o.json.empty()) out.push_back(FileOutput{"summary JSON", &o.json, "summary", ".json"});
-  if (!o.csv.empty()) out.push_back(FileOutput{"summary CSV", &o.csv, "summary", ".csv"});
-  if (!o.trace.empty()) out.push_back(FileOutput{"trace", &o.trace, "trace", ".json"});
-  if (!o.html.empty()) out.push_back(FileOutput{"HTML page", &o.html, "report", ".html"});
-  return out;
-}
-
-/// Says at once, on stderr, which outputs cannot be written where asked (creating missing
-/// directories on the way), instead of finding out at the end of the run.
-inline void check_outputs(ReportOptions const& o) {
-  for (FileOutput const& f : file_outputs(o)) {
-    std::string const path = output_path_here(*f.path);
-    std::string const why = check_output_path(path);
-    if (f.path == &o.trace) say_if_uncompressed(path);
-    if (why.empty()) continue;
-    std::fprintf(stderr,
-                 "nsightkit report: the %s cannot be written to '%s' (%s); unless that changes, "
-                 "it will go to '%s' in the working directory\n",
-                 f.what, path.c_str(), why.c_str(), fallback_path(f.stem, f.extension).c_str());
   }
 }
 
@@ -465,12 +262,38 @@ inline void offer_static_injection() noexcept {
 #endif
 }
 
+/// Set by an enable() with ReportOptions::strict or NSIGHTKIT_REPORT_STRICT.
+NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<bool> strict_mode{false};
+
+/// Whether NSIGHTKIT_REPORT_STRICT asks for the strict mode.
+inline bool strict_from_environment() noexcept {
+  char const* v = std::getenv("NSIGHTKIT_REPORT_STRICT");
+  bool on = false;
+  return v != nullptr && parse_switch(v, on) && on;
+}
+
+/// Strict mode and a bad configuration: the process ends now, with status 2.
+[[noreturn]] inline void strict_exit(char const* why) noexcept {
+  std::fprintf(stderr, "nsightkit report: strict mode: %s; exiting with status 2\n", why);
+  std::fflush(nullptr);
+  std::exit(2);
+}
+
+/// Registered with std::atexit when the watcher first starts (after at_exit(), so it runs first).
+inline void watcher_at_exit() noexcept {
+#if !defined(_WIN32)
+  if (Watcher* w = Watcher::existing()) w->stop();
+#endif
+}
+
 inline bool enable(ReportOptions const& options) noexcept {
   State* s = state_create();
   if (s == nullptr) return false;
   offer_static_injection();
   NSIGHTKIT_DETAIL_TRY {
-    check_outputs(options);
+    bool const strict = options.strict || strict_from_environment();
+    strict_mode.store(strict, std::memory_order_relaxed);
+    if (check_outputs(options) != 0 && strict) strict_exit("an output cannot be written");
     {
       std::lock_guard<std::mutex> lock{s->mutex};
       s->options = options;
@@ -497,9 +320,32 @@ inline bool enable(ReportOptions const& options) noexcept {
       s->exit_written.store(false, std::memory_order_relaxed);
     }
     stream_trace(*s, options);
+#if !defined(_WIN32)
+    Watcher::get().configure(options);
+    static std::atomic<bool> registered{false};
+    if (Watcher::existing() != nullptr && !registered.exchange(true)) std::atexit(watcher_at_exit);
+#endif
     return true;
   }
   NSIGHTKIT_DETAIL_CATCH(...) { return false; }
+  return false;
+}
+
+/// Whether a bad NSIGHTKIT_REPORT value asks for the strict mode itself (an item "strict" or
+/// "strict=on" among the others).
+inline bool spec_asks_strict(std::string_view spec) noexcept {
+  std::size_t pos = 0;
+  while (pos <= spec.size()) {
+    std::size_t const comma = spec.find(',', pos);
+    std::string_view const item =
+        trim(spec.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
+    pos = comma == std::string_view::npos ? spec.size() + 1 : comma + 1;
+    if (item == "strict") return true;
+    if (item.compare(0, 7, "strict=") == 0) {
+      bool on = false;
+      if (parse_switch(item.substr(7), on) && on) return true;
+    }
+  }
   return false;
 }
 
@@ -511,11 +357,15 @@ inline bool enable_from_environment() noexcept {
     ReportOptions o;
     bool on = false;
     std::string why;
+    bool const strict = strict_from_environment() || spec_asks_strict(value);
     if (!parse_report_spec(value, o, on, why)) {
       std::fprintf(stderr, "nsightkit: NSIGHTKIT_REPORT=%s: %s. The report stays off.\n",
                    quote_value(value).c_str(), why.c_str());
+      if (strict) strict_exit("NSIGHTKIT_REPORT is not valid");
       return false;
     }
+    if (strict && unknown_variables.load(std::memory_order_relaxed) != 0)
+      strict_exit("an NSIGHTKIT_* variable is not known (see above)");
     if (!on) return false;
     return enable(o);
   }
@@ -586,118 +436,20 @@ inline void reset_data(State& s) noexcept {
     s.se_stats.clear();
     s.se_index.clear();
     s.se_trace.clear();
+    s.se_over_limit = 0;
+    s.se_dropped = 0;
   }
   if (EventsSource* ev = events_source_ptr.load(std::memory_order_acquire)) ev->reset_counters();
   clear_counters();
   if (GpuSource* src = s.source.load(std::memory_order_acquire)) src->reset_counters();
 }
 
-// ---------------------------------------------------------------------------------------------
-// Writing
-
-/// Takes over write() when set: nsightkit/mpi.hpp gathers every rank's report to rank 0 through
-/// it. `at_exit` tells the at-exit handler's call from an explicit Report::write().
-using WriteHook = bool (*)(bool at_exit) noexcept;
-NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<WriteHook> write_hook{nullptr};
-
-/// Writes every output the options configure from `snap`; with `console_table` false a table for
-/// stdout or stderr is left out (nsightkit/mpi.hpp prints the merged one instead). False when one
-/// did not reach its place.
-inline bool write_snapshot(ReportSnapshot const& snap, bool console_table) noexcept {
-  NSIGHTKIT_DETAIL_TRY {
-    ReportOptions const o = options();
-    bool ok = true;
-    std::vector<std::string> wrote;
-    std::string done;
-    if (console_table && (o.table == "stderr" || o.table == "stdout")) {
-      // The program's own buffered output comes first, not cut in half by the table.
-      std::fflush(stdout);
-      std::FILE* f = o.table == "stderr" ? stderr : stdout;
-      TextSink sink{f};
-      format_table(sink, snap, o.per_thread);
-      std::fflush(f);
-    }
-    for (FileOutput const& f : file_outputs(o)) {
-      std::string const path = output_path_here(*f.path);
-      std::string_view const what{f.what};
-      auto produce = [&](TextSink& sink) {
-        if (what == "table") {
-          format_table(sink, snap, o.per_thread);
-        } else if (what == "summary JSON") {
-          summary_json(sink, snap);
-        } else if (what == "summary CSV") {
-          summary_csv(sink, snap);
-        } else if (what == "HTML page") {
-          write_html(sink, snap, html_library());
-        } else {
-          write_trace_from_memory(sink);
-        }
-      };
-      done.clear();
-      TraceStream* const stream = TraceStream::existing();
-      State* const st = state();
-      if (f.path == &o.trace && stream != nullptr && st != nullptr &&
-          stream->holds(effective_path(path))) {
-        if (!stream->write_file(*st, done)) ok = false;  // it streamed there: it completes it
-      } else if (!write_output(path, f.what, f.stem, f.extension, produce, done)) {
-        ok = false;
-      }
-      if (!done.empty()) wrote.push_back(done);
-    }
-    if (!wrote.empty()) {
-      std::string line = "nsightkit report: wrote";
-      for (std::size_t i = 0; i < wrote.size(); ++i) line += (i == 0 ? " " : ", ") + wrote[i];
-      if (forked_from.load(std::memory_order_relaxed) != 0)
-        line += " (files of a forked child carry .pidN in their names)";
-      std::fprintf(stderr, "%s\n", line.c_str());
-    }
-    return ok;
-  }
-  NSIGHTKIT_DETAIL_CATCH(...) {
-    std::fprintf(stderr, "nsightkit report: out of memory while writing the report\n");
-  }
-  return false;
-}
-
-/// Writes every output of this process's report now; false when one did not reach its place.
-inline bool write_local() noexcept {
-  if (state() == nullptr) return false;
-  NSIGHTKIT_DETAIL_TRY { return write_snapshot(snapshot(), true); }
-  NSIGHTKIT_DETAIL_CATCH(...) {
-    std::fprintf(stderr, "nsightkit report: out of memory while taking the report's snapshot\n");
-  }
-  return false;
-}
-
-/// Report::write(): this process's outputs, or what the write hook does instead.
-inline bool write() noexcept {
-  if (WriteHook const hook = write_hook.load(std::memory_order_acquire)) return hook(false);
-  return write_local();
-}
-
-/// Report::write_html(): the page of the data so far, to `path` (through output_path_here()).
-inline bool write_html_file(std::string const& path) noexcept {
-  if (state() == nullptr) return false;
-  NSIGHTKIT_DETAIL_TRY {
-    ReportSnapshot const snap = snapshot();
-    HtmlLibrary const lib = html_library();
-    std::string const target = output_path_here(path);
-    auto produce = [&](TextSink& sink) { write_html(sink, snap, lib); };
-    std::string done;
-    bool const ok = write_output(target, "HTML page", "report", ".html", produce, done);
-    if (!done.empty()) std::fprintf(stderr, "nsightkit report: wrote %s\n", done.c_str());
-    return ok;
-  }
-  NSIGHTKIT_DETAIL_CATCH(...) {
-    std::fprintf(stderr, "nsightkit report: out of memory while writing the HTML page\n");
-  }
-  return false;
-}
-
 /// Registered with std::atexit by the first enable() with ReportOptions::at_exit.
 inline void at_exit() noexcept {
   State* s = state();
   if (s == nullptr) return;
+  // A write the watcher is making for a signal finishes first; signals act as before from here.
+  watcher_at_exit();
   {
     std::lock_guard<std::mutex> lock{s->mutex};
     if (!s->started || !s->options.at_exit) return;
@@ -709,6 +461,14 @@ inline void at_exit() noexcept {
     write_local();
   }
   disable();  // ranges of static destructors after this point go nowhere
+  if (strict_mode.load(std::memory_order_relaxed) &&
+      outputs_failed.load(std::memory_order_relaxed) != 0) {
+    std::fprintf(stderr,
+                 "nsightkit report: strict mode: an output was not written where asked (see "
+                 "above); exiting with status 3\n");
+    std::fflush(nullptr);
+    std::_Exit(3);
+  }
 }
 
 }  // namespace detail::report

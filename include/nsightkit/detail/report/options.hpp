@@ -4,10 +4,12 @@
 
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/process.hpp>
+#include <nsightkit/detail/report/signal_names.hpp>
 #include <nsightkit/detail/text.hpp>
 #include <nsightkit/report_types.hpp>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -26,8 +28,9 @@ inline constexpr char const report_grammar[] =
     "trace=PATH[.gz], html=PATH, trace-size=BYTES[k|M|G], "
     "captured[=on|off], threads[=on|off], gpu=on|off|auto|events|cupti, gpu-depth=N, "
     "advice=on|off|all, samples=N, trace-events=N, paths=N, depth=N, "
-    "domains=all|NAME[+NAME...]; or an off word (0, off, "
-    "none, false, no: report off)";
+    "domains=all|NAME[+NAME...], signals=off|SIG[+SIG...], trigger-signal=off|SIG, "
+    "trigger-file=PATH, snapshot-every=off|DURATION[ms|s|m|h], strict[=on|off]; or an off word "
+    "(0, off, none, false, no: report off)";
 
 /// Deepest nesting the report keeps as separate paths by default (ReportOptions::max_depth).
 inline constexpr std::size_t default_max_depth = 128;
@@ -92,6 +95,68 @@ inline bool parse_domains(std::string_view v, std::vector<std::string>& out) {
   return true;
 }
 
+/// Parses a duration: a number with ms, s, m or h ("250ms", "30s", "5m", "1h"; a bare number is
+/// seconds), from 10 ms to 30 days; an off word is 0 (none).
+inline bool parse_duration(std::string_view v, std::chrono::milliseconds& out) noexcept {
+  v = trim(v);
+  if (is_off_word(v)) {
+    out = std::chrono::milliseconds{0};
+    return true;
+  }
+  std::uint64_t scale = 1000;
+  if (v.size() > 2 && equals_word(v.substr(v.size() - 2), "ms")) {
+    scale = 1;
+    v.remove_suffix(2);
+  } else if (!v.empty() && (v.back() == 's' || v.back() == 'm' || v.back() == 'h')) {
+    scale = v.back() == 's' ? 1000 : v.back() == 'm' ? 60'000 : 3'600'000;
+    v.remove_suffix(1);
+  }
+  constexpr std::uint64_t max_ms = std::uint64_t{30} * 24 * 3'600'000;
+  std::uint64_t n = 0;
+  if (!parse_count(trim(v), 0, max_ms, n) || n * scale > max_ms || n * scale < 10) return false;
+  out = std::chrono::milliseconds{static_cast<std::int64_t>(n * scale)};
+  return true;
+}
+
+/// Parses the value of `signals=`: an off word (none) or signal names joined by '+'
+/// ("TERM+USR1"). False, naming the bad part in `why`, for a signal the report does not handle.
+inline bool parse_signals(std::string_view v, std::vector<int>& out, std::string& why) {
+  out.clear();
+  if (is_off_word(v)) return true;
+  std::size_t pos = 0;
+  while (pos <= v.size()) {
+    std::size_t const plus = v.find('+', pos);
+    std::string_view const name =
+        trim(v.substr(pos, plus == std::string_view::npos ? std::string_view::npos : plus - pos));
+    int const n = signal_number(name);
+    if (n == 0) {
+      why = quote_value(name) + " is not a signal the report handles (" + handled_signal_names() +
+            ")";
+      return false;
+    }
+    for (int const seen : out) {
+      if (seen == n) {
+        why = signal_name(n) + " is given twice";
+        return false;
+      }
+    }
+    out.push_back(n);
+    pos = plus == std::string_view::npos ? v.size() + 1 : plus + 1;
+  }
+  return true;
+}
+
+/// Names a signal that `signals=` and `trigger-signal=` both claim ("" when none does).
+inline std::string signal_clash(ReportOptions const& o) {
+  for (int const s : o.signals) {
+    if (s == o.trigger_signal) {
+      return signal_name(s) + " is both in signals= (write the outputs) and trigger-signal= "
+                              "(request a capture); give it one job";
+    }
+  }
+  return {};
+}
+
 /**
  * Parses a report specification (the value of NSIGHTKIT_REPORT) into `out`.
  * `on` tells whether the spec turns the report on (an empty spec or an off word turn it off).
@@ -126,11 +191,18 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
     gpu_depth,
     advice,
     domains,
+    signals,
+    trigger_signal,
+    trigger_file,
+    snapshot_every,
+    strict,
     count
   };
   static constexpr char const* names[count] = {
-      "table",   "json",         "csv",   "trace", "captured",  "threads", "gpu",
-      "samples", "trace-events", "paths", "depth", "gpu-depth", "advice", "domains"};
+      "table",   "json",         "csv",           "trace",          "captured",     "threads",
+      "gpu",     "samples",      "trace-events",  "paths",          "depth",        "gpu-depth",
+      "advice",  "domains",      "signals",       "trigger-signal", "trigger-file", "snapshot-every",
+      "strict"};
   bool seen[count] = {};
   bool seen_html = false, seen_trace_size = false;
   std::size_t pos = 0;
@@ -227,14 +299,41 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
         }
         break;
       case captured:
-      case threads: {
+      case threads:
+      case strict: {
         bool v = true;
         if (has_value && !parse_switch(value, v)) {
           return fail("bad switch value in " + quoted + " (use on or off)");
         }
-        (key == captured ? o.captured_only : o.per_thread) = v;
+        (key == captured ? o.captured_only : key == threads ? o.per_thread : o.strict) = v;
         break;
       }
+      case signals: {
+        if (!has_value) {
+          return fail(quoted + " needs a value (signals=off, or signal names joined by '+')");
+        }
+        std::string why;
+        if (!parse_signals(value, o.signals, why)) return fail("bad value in " + quoted + ": " + why);
+        break;
+      }
+      case trigger_signal:
+        if (!has_value) return fail(quoted + " needs a value (trigger-signal=USR2, or off)");
+        o.trigger_signal = is_off_word(value) ? 0 : signal_number(value);
+        if (o.trigger_signal == 0 && !is_off_word(value)) {
+          return fail("bad value in " + quoted + ": not a signal the report handles (" +
+                      handled_signal_names() + ")");
+        }
+        break;
+      case trigger_file:
+        if (!has_value) return fail(quoted + " needs a file path (trigger-file=PATH)");
+        o.trigger_file = std::string{value};
+        break;
+      case snapshot_every:
+        if (!has_value || !parse_duration(value, o.snapshot_every)) {
+          return fail("bad duration in " + quoted +
+                      " (a number with ms, s, m or h, e.g. 30s; from 10ms to 30 days; or off)");
+        }
+        break;
       default: {  // samples, trace-events, paths, depth, gpu-depth
         if (!has_value) {
           return fail(quoted + " needs a number (" + std::string{names[key]} + "=N)");
@@ -258,7 +357,8 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
   // Modifiers alone ("captured") still mean "report": the table on stderr.
   if (o.table.empty() && o.json.empty() && o.csv.empty() && o.trace.empty() && o.html.empty())
     o.table = "stderr";
-  std::string const clash = output_clash(o);
+  std::string clash = output_clash(o);
+  if (clash.empty()) clash = signal_clash(o);
   if (!clash.empty()) return fail(clash);
   on = true;
   out = std::move(o);
@@ -278,29 +378,40 @@ inline void insert_before_extension(std::string& path, std::string const& tag) {
   }
 }
 
-/// The file name an output really gets: "{rank}" and "{pid}" are replaced; without "{rank}", a
-/// rank (`rank` >= 0; negative: none) goes before the extension ("out.json" becomes
-/// "out.rank3.json"); without "{pid}", a child forked from a process that runs the report gets
-/// ".pidN" there too, so parent and child never write one file.
+/// The file name an output really gets: "{rank}", "{pid}" and "{host}" are replaced; without
+/// "{rank}", a rank (`rank` >= 0; negative: none) goes before the extension ("out.json" becomes
+/// "out.rank3.json"), or, for a rank among the processes of one host only (`local_rank` >= 0),
+/// the host's name and that rank ("out.gpu7.local3.json": such ranks repeat on every host);
+/// without "{pid}", a child forked from a process that runs the report gets ".pidN" there too, so
+/// parent and child never write one file.
 inline std::string expand_output_path(std::string_view path, int rank, long pid,
-                                      bool forked_child = false) {
+                                      bool forked_child = false, int local_rank = -1,
+                                      std::string_view host = {}) {
   std::string out;
   bool had_rank_field = false, had_pid_field = false;
   for (std::size_t i = 0; i < path.size();) {
     if (path.compare(i, 6, "{rank}") == 0) {
-      out += std::to_string(rank >= 0 ? rank : 0);
+      out += std::to_string(rank >= 0 ? rank : local_rank >= 0 ? local_rank : 0);
       had_rank_field = true;
       i += 6;
     } else if (path.compare(i, 5, "{pid}") == 0) {
       out += std::to_string(pid);
       had_pid_field = true;
       i += 5;
+    } else if (path.compare(i, 6, "{host}") == 0) {
+      out += host.empty() ? std::string{"localhost"} : std::string{host};
+      i += 6;
     } else {
       out += path[i++];
     }
   }
   std::string tag;
-  if (rank >= 0 && !had_rank_field) tag += ".rank" + std::to_string(rank);
+  if (rank >= 0 && !had_rank_field) {
+    tag += ".rank" + std::to_string(rank);
+  } else if (rank < 0 && local_rank >= 0 && !had_rank_field) {
+    tag += "." + std::string{host.empty() ? std::string_view{"localhost"} : host} + ".local" +
+           std::to_string(local_rank);
+  }
   if (forked_child && !had_pid_field) tag += ".pid" + std::to_string(pid);
   if (!tag.empty()) insert_before_extension(out, tag);
   return out;
@@ -308,8 +419,11 @@ inline std::string expand_output_path(std::string_view path, int rank, long pid,
 
 /// expand_output_path() for this process.
 inline std::string output_path_here(std::string_view path) {
+  auto const local = local_launcher_rank();
+  bool const host = local || path.find("{host}") != std::string_view::npos;
   return expand_output_path(path, launcher_rank_or_none(), process_id(),
-                            forked_from.load(std::memory_order_relaxed) != 0);
+                            forked_from.load(std::memory_order_relaxed) != 0,
+                            local ? local->rank : -1, host ? host_name() : std::string{});
 }
 
 }  // namespace detail::report

@@ -11,7 +11,8 @@
 // - A path ending in ".gz" is written gzip-compressed, through zlib loaded at run time
 //   (libz.so.1, the system's: nothing to link, and the library builds without zlib). Where zlib or
 //   the stream it needs (glibc's fopencookie) is missing, the file is written uncompressed
-//   without the ".gz", and enabling the report says so once.
+//   without the ".gz": enabling the report says so, naming the file really written, and so does
+//   the line that lists the files written.
 #pragma once
 
 #include <nsightkit/config.hpp>
@@ -24,10 +25,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #if defined(_WIN32)
 #include <direct.h>
@@ -365,11 +368,17 @@ inline std::string effective_path(std::string const& path) {
   return path;
 }
 
-/// Says once, on stderr, that `path` (".gz") will be written uncompressed, and why.
+/// Says on stderr, once per path, that `path` (".gz") will be written uncompressed as the file
+/// named without ".gz", and why.
 inline void say_if_uncompressed(std::string const& path) {
   if (!wants_gzip(path) || gzip::api().unavailable == nullptr) return;
-  static std::atomic<bool> said{false};
-  if (said.exchange(true)) return;
+  static std::mutex mutex;
+  static std::vector<std::string> said;
+  {
+    std::lock_guard<std::mutex> lock{mutex};
+    if (std::find(said.begin(), said.end(), path) != said.end()) return;
+    said.push_back(path);
+  }
   std::fprintf(stderr,
                "nsightkit report: '%s' is written uncompressed as '%s': gzip is not available "
                "(%s)\n",
@@ -497,8 +506,9 @@ inline bool write_output(std::string const& asked, char const* what, char const*
   std::string why;
   NSIGHTKIT_DETAIL_TRY { why = write_one_file(path, produce); }
   NSIGHTKIT_DETAIL_CATCH(...) { why = "out of memory while writing it"; }
+  char const* const plain = path != asked ? ", uncompressed: gzip is not available" : "";
   if (why.empty()) {
-    wrote = path + " (" + what + ")";
+    wrote = path + " (" + what + plain + ")";
     return true;
   }
   std::string const fallback = fallback_path(stem, extension);

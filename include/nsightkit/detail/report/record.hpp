@@ -237,7 +237,7 @@ inline void Sink::on_pop(char const* domain) noexcept {
             td->payloads.push_back(f.payload);
           }
           td->trace.push_back(TraceEvent{f.start, dur, f.step ? no_node : f.node, label});
-          if (td->trace.size() == trace_stream_batch) {
+          if (td->trace.size() == stream_batch(s_)) {
             if (auto const wake = s_.trace_wake.load(std::memory_order_relaxed)) wake();
           }
         } else {
@@ -388,21 +388,38 @@ inline void Sink::on_end(std::uint64_t id) noexcept {
     auto it = s_.se_open.find(id);
     if (it == s_.se_open.end()) return;
     OpenStartEnd const& o = it->second;
-    std::string const k = key(o.domain, o.name);
+    std::string k = key(o.domain, o.name);
     auto si = s_.se_index.find(k);
+    bool other = false;
+    if (si == s_.se_index.end() &&
+        s_.se_stats.size() >= s_.max_paths.load(std::memory_order_relaxed)) {
+      // Distinct names are capped like paths (a name per request would grow without bound).
+      ++s_.se_over_limit;
+      other = true;
+      k = key("", other_start_end_name);
+      si = s_.se_index.find(k);
+    }
     std::uint32_t idx;
     if (si == s_.se_index.end()) {
       idx = static_cast<std::uint32_t>(s_.se_stats.size());
-      s_.se_stats.push_back(StartEndStats{o.domain, o.name, Distribution{}});
-      s_.se_index.emplace(k, idx);
+      s_.se_stats.push_back(other ? StartEndStats{{}, std::string{other_start_end_name}, {}}
+                                  : StartEndStats{o.domain, o.name, Distribution{}});
+      s_.se_index.emplace(std::move(k), idx);
     } else {
       idx = si->second;
     }
     std::int64_t const dur = now > o.start ? now - o.start : 0;
     s_.se_stats[idx].time.add(dur, s_.exact_samples.load(std::memory_order_relaxed));
-    if (s_.trace.load(std::memory_order_relaxed) &&
-        s_.se_trace.size() < s_.max_trace_events.load(std::memory_order_relaxed)) {
-      s_.se_trace.push_back(StartEndEvent{id, o.start, o.start + dur, o.tid, idx});
+    if (s_.trace.load(std::memory_order_relaxed)) {
+      if (s_.se_trace.size() < s_.max_trace_events.load(std::memory_order_relaxed)) {
+        s_.se_trace.push_back(StartEndEvent{id, o.start, o.start + dur, o.tid, idx});
+        // Streamed like the threads' events: the worker takes them in its next piece.
+        if (s_.se_trace.size() == stream_batch(s_)) {
+          if (auto wake = s_.trace_wake.load(std::memory_order_acquire)) wake();
+        }
+      } else {
+        ++s_.se_dropped;
+      }
     }
     s_.se_open.erase(it);
   }

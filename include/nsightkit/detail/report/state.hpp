@@ -128,6 +128,7 @@ inline std::uint64_t path_hash(std::uint32_t parent, std::string_view name) noex
 inline constexpr std::string_view other_paths_name = "(other paths)";
 inline constexpr std::string_view deeper_ranges_name = "(deeper ranges)";
 inline constexpr std::string_view other_marks_name = "(other marks)";
+inline constexpr std::string_view other_start_end_name = "(other start/end ranges)";
 
 /// A range open on the owning thread (trivially destructible: cheap to push and pop).
 struct Frame {
@@ -370,7 +371,9 @@ struct State {
   std::unordered_map<std::uint64_t, OpenStartEnd> se_open;
   std::vector<StartEndStats> se_stats;
   std::unordered_map<std::string, std::uint32_t> se_index;
-  std::vector<StartEndEvent> se_trace;
+  std::vector<StartEndEvent> se_trace;  // streamed with the threads' events (trace_stream.hpp)
+  std::uint64_t se_over_limit{0};      // ends counted under "(other start/end ranges)"
+  std::uint64_t se_dropped{0};         // trace events past max_trace_events between two pieces
 
   // The default clock: the TSC calibrated against steady_clock where that is sound, else
   // steady_clock (clock.hpp). Calibrated once per process, before first use.
@@ -394,6 +397,14 @@ struct State {
     return c != nullptr ? c() : clock_now(tsc);
   }
 };
+
+/// Events buffered (by a thread, or start/end ranges) when the worker streaming the trace is
+/// woken: a batch, or half the buffer when `trace-events` is smaller, so it is emptied before it
+/// is full.
+inline std::size_t stream_batch(State const& s) noexcept {
+  std::size_t const cap = s.max_trace_events.load(std::memory_order_relaxed) / 2;
+  return cap == 0 ? 1 : cap < trace_stream_batch ? cap : trace_stream_batch;
+}
 
 /// The one report of the process (null until first enabled). Never freed.
 NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<State*> state_ptr{nullptr};

@@ -202,33 +202,18 @@ class TraceWriter {
   }
 
   /// A counter track per device: the share of each time bin the GPU was busy (union of the
-  /// slices of every stream and thread). Bins of 1 ms, wider for long runs (at most 10^4 bins).
+  /// slices of every stream and thread). Bins of 1 ms from the first slice seen, twice as wide
+  /// whenever the run would need more than 10^4 (busy_fold()).
   void busy_counters() {
-    for (auto& [device, v] : busy_) {
-      if (v.empty()) continue;
-      std::sort(v.begin(), v.end());
-      std::int64_t const first = v.front().first;
-      std::int64_t last = first;
-      for (auto const& iv : v) last = std::max(last, iv.second);
-      std::int64_t bin = 1'000'000;
-      while ((last - first) / bin > 10'000) bin *= 2;
-      std::vector<std::int64_t> busy(static_cast<std::size_t>((last - first) / bin + 1), 0);
-      std::int64_t frontier = first;
-      for (auto const& [s0, e] : v) {  // the union, spread over the bins it covers
-        std::int64_t s = std::max(s0, frontier);
-        if (e <= s) continue;
-        frontier = e;
-        while (s < e) {
-          auto const b = static_cast<std::size_t>((s - first) / bin);
-          std::int64_t const bin_end = first + static_cast<std::int64_t>(b + 1) * bin;
-          std::int64_t const piece = std::min(e, bin_end) - s;
-          busy[b] += piece;
-          s += piece;
-        }
-      }
+    for (auto& [device, b] : busy_) {
+      busy_fold(b, std::numeric_limits<std::int64_t>::max());
+      std::size_t first = 0, last = b.bins.size();
+      while (first < last && b.bins[first] == 0) ++first;
+      while (last > first && b.bins[last - 1] == 0) --last;
+      if (first == last) continue;
       std::string const name = fmt::format("GPU busy % (device {})", device);
-      for (std::size_t b = 0; b < busy.size(); ++b) {
-        std::int64_t const ts = first + static_cast<std::int64_t>(b) * bin;
+      for (std::size_t i = first; i < last; ++i) {
+        std::int64_t const ts = b.base + static_cast<std::int64_t>(i) * b.width;
         if (!keep(ts)) continue;
         side_track();
         std::size_t const at = (*out_).size();
@@ -237,14 +222,18 @@ class TraceWriter {
         json_string((*out_), name);
         fmt::format_to(std::back_inserter((*out_)), ",\"pid\":{},\"tid\":{},\"ts\":", pid_,
                        side_tid);
-        json_micros((*out_), first + static_cast<std::int64_t>(b) * bin - origin_);
+        json_micros((*out_), ts - origin_);
         fmt::format_to(std::back_inserter((*out_)), ",\"args\":{{\"busy\":{:.1f}}}}}",
-                       100.0 * static_cast<double>(busy[b]) / static_cast<double>(bin));
+                       100.0 * static_cast<double>(b.bins[i]) / static_cast<double>(b.width));
         measured(at, ts);
         sink_->maybe_flush();
       }
     }
   }
+
+  /// Forgets which launches have their arrow (a streamed piece's writer, after each piece: an
+  /// arrow is drawn once per piece, so the set stays small in a long run).
+  void forget_flows() noexcept { flows_.clear(); }
 
   /// Counter tracks (counters.hpp): one "C" event per sample, the track named after the counter.
   void counter_tracks(std::vector<CounterSample> const& samples) {
@@ -464,8 +453,7 @@ class TraceWriter {
                                             : a.slice.dur > b.slice.dur;
     });
     for (Out const& g : slices) {
-      busy_[t.tracks[g.slice.track].device].emplace_back(g.slice.start,
-                                                         g.slice.start + g.slice.dur);
+      busy_add(t.tracks[g.slice.track].device, g.slice.start, g.slice.start + g.slice.dur);
       std::int64_t const key = g.slice.start + g.slice.dur;
       std::uint32_t const track = lane(g.track, g.slice.start, key);
       if (!keep(key)) continue;
@@ -509,6 +497,65 @@ class TraceWriter {
     }
   }
 
+  /// A device's busy time, folded into bins as the run goes, so that a long run keeps bounded
+  /// memory: slices are held until they are `busy_lateness` older than the latest one seen (GPU
+  /// work is reported after it ends, not in order), then their union is added to the bins.
+  struct Busy {
+    std::vector<std::pair<std::int64_t, std::int64_t>> pending;  // (start, end), not folded yet
+    std::vector<std::int64_t> bins;                              // busy ns per bin from `base`
+    std::int64_t base{0};
+    std::int64_t width{1'000'000};
+    std::int64_t frontier{std::numeric_limits<std::int64_t>::min()};  // end of the folded union
+    std::int64_t latest{std::numeric_limits<std::int64_t>::min()};    // latest end seen
+    std::size_t fold_at{4096};  // pending slices that make the next fold (twice those kept)
+  };
+  static constexpr std::int64_t busy_lateness = 10'000'000'000;  // 10 s
+  static constexpr std::size_t busy_max_bins = 10'000;
+
+  void busy_add(int device, std::int64_t start, std::int64_t end) {
+    auto const [it, fresh] = busy_.try_emplace(device);
+    Busy& b = it->second;
+    if (fresh) b.base = start;
+    b.pending.emplace_back(start, end);
+    b.latest = std::max(b.latest, end);
+    if (b.pending.size() >= b.fold_at) {
+      busy_fold(b, b.latest - busy_lateness);
+      b.fold_at = std::max<std::size_t>(4096, 2 * b.pending.size());
+    }
+  }
+
+  /// Adds the union of the pending slices that start before `watermark` to the bins.
+  static void busy_fold(Busy& b, std::int64_t watermark) {
+    std::sort(b.pending.begin(), b.pending.end());
+    std::size_t k = 0;
+    for (; k < b.pending.size() && b.pending[k].first < watermark; ++k) {
+      std::int64_t s = std::max(b.pending[k].first, b.frontier);
+      std::int64_t const e = b.pending[k].second;
+      if (e <= s) continue;
+      if (s < b.base) {  // work that began before the first slice seen: bins on the left
+        auto const more = static_cast<std::size_t>((b.base - s + b.width - 1) / b.width);
+        b.bins.insert(b.bins.begin(), more, 0);
+        b.base -= static_cast<std::int64_t>(more) * b.width;
+      }
+      b.frontier = e;
+      while (s < e) {
+        auto const i = static_cast<std::size_t>((s - b.base) / b.width);
+        if (i >= b.bins.size()) b.bins.resize(i + 1, 0);
+        std::int64_t const bin_end = b.base + static_cast<std::int64_t>(i + 1) * b.width;
+        std::int64_t const piece = std::min(e, bin_end) - s;
+        b.bins[i] += piece;
+        s += piece;
+        if (b.bins.size() > busy_max_bins) {  // twice as wide: neighbours merge, exactly
+          for (std::size_t j = 0; j < b.bins.size(); j += 2)
+            b.bins[j / 2] = b.bins[j] + (j + 1 < b.bins.size() ? b.bins[j + 1] : 0);
+          b.bins.resize((b.bins.size() + 1) / 2);
+          b.width *= 2;
+        }
+      }
+    }
+    b.pending.erase(b.pending.begin(), b.pending.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+
   struct StreamTrack {
     void* stream;
     std::int64_t id;
@@ -536,7 +583,7 @@ class TraceWriter {
   std::vector<StreamTrack> streams_;
   std::map<std::uint32_t, std::vector<Lane>> lanes_;  // per CUPTI stream track
   std::uint32_t lane_count_{0};
-  std::map<int, std::vector<std::pair<std::int64_t, std::int64_t>>> busy_;  // per device
+  std::map<int, Busy> busy_;       // per device
   std::set<std::uint32_t> flows_;  // correlation ids that have their arrow
   bool measure_{false};
   bool side_named_{false};

@@ -73,6 +73,7 @@ inline TraceParts trace_parts(State* s) {
   if (s != nullptr) {
     std::lock_guard<std::mutex> lock{s->se_mutex};
     p.se = s->se_trace;
+    p.dropped += s->se_dropped;
     for (auto const& st : s->se_stats) p.se_names.push_back(component(st.domain, st.name));
   }
   return p;

@@ -2,9 +2,12 @@
 //
 // The file is a run of pieces, each one gzip member (or plain text, without ".gz"): the header
 // (`{"traceEvents":[` and the process's name), then a piece per batch of events that a worker
-// thread moves out of the threads' buffers (each event written as ",\n{...}", so any run of
-// pieces in order is valid), then, once the outputs are written, the end: the names of threads
-// and streams, what was not streamed yet, start/end ranges, counter tracks and otherData.
+// thread moves out of the threads' buffers, with the start/end ranges and counter samples
+// recorded meanwhile (each event written as ",\n{...}", so any run of pieces in order is valid),
+// then, once the outputs are written, the end: the names of threads and streams, what was not
+// streamed yet, the GPU busy counters and otherData. A piece is written after the file is cut
+// back to the pieces before it, so a process killed at any moment leaves whole pieces followed
+// by at most one partial one (docs/long-jobs.md says how to read such a file).
 // Gzip members one after another are one gzip file (RFC 1952), so the file is complete after each
 // write; the next piece goes where the end was, and the end is written again at the next write.
 //
@@ -14,7 +17,9 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/report/counters.hpp>
 #include <nsightkit/detail/report/output_file.hpp>
+#include <nsightkit/detail/report/signals.hpp>
 #include <nsightkit/detail/report/trace_json.hpp>
 #include <nsightkit/detail/report/trace_parts.hpp>
 
@@ -138,6 +143,7 @@ class TraceStream {
     unwritten_.clear();
     written_ = 0;
     cache_.clear();
+    se_names_.clear();
     dropped_ = 0;
     dropped_before_ = std::numeric_limits<std::int64_t>::min();
     TraceParts id;
@@ -220,6 +226,7 @@ class TraceStream {
   }
 
   void run(State& s) {
+    block_async_signals();
     std::unique_lock<std::mutex> lock{wake_mutex_};
     while (!stop_) {
       wake_cv_.wait_for(lock, std::chrono::milliseconds(100));
@@ -244,7 +251,12 @@ class TraceStream {
       SpinGuard g{td->lock};
       n += td->trace.size() + td->instants.size() + td->gpu_trace.size();
     }
-    return n;
+    {
+      std::lock_guard<std::mutex> g{s.se_mutex};
+      n += s.se_trace.size();
+    }
+    std::lock_guard<std::mutex> g{counters.mutex};
+    return n + counters.samples.size();
   }
 
   /// Stops writing (the file keeps what it has, and is read back for the end); false.
@@ -349,9 +361,31 @@ class TraceStream {
       n.paths = std::move(c.paths);
       n.marks = std::move(c.mark_names);
     }
+    drain_process_events(s);
     last_drain_ = std::chrono::steady_clock::now();
     emit_piece();
     if (cap != 0 && text_size(0) > cap) drop_oldest(text_size(0) - cap * 3 / 4);
+  }
+
+  /// Moves the start/end ranges ended and the counter samples recorded since the last piece into
+  /// this one, so neither is held in memory until the end of a long run.
+  void drain_process_events(State& s) {
+    std::vector<StartEndEvent> se;
+    {
+      std::lock_guard<std::mutex> g{s.se_mutex};
+      se.swap(s.se_trace);
+      for (std::size_t i = se_names_.size(); i < s.se_stats.size(); ++i)
+        se_names_.push_back(component(s.se_stats[i].domain, s.se_stats[i].name));
+    }
+    std::vector<CounterSample> samples;
+    {
+      std::lock_guard<std::mutex> g{counters.mutex};
+      samples.swap(counters.samples);
+    }
+    if (se.empty() && samples.empty()) return;
+    writer_->rebind(sink_);
+    writer_->start_end(se, se_names_);
+    writer_->counter_tracks(samples);
   }
 
   /// Formats a thread's events in batches (in the order they ended), so that a piece, the unit
@@ -386,9 +420,10 @@ class TraceStream {
     std::uint64_t const events = writer_->written() - written_;
     written_ = writer_->written();
     std::string bytes;
+    writer_->forget_flows();
     if (!writable() || !open_file() || !encode(text, bytes)) {
       if (writable()) fail("zlib failed");
-    } else if (!file_.write_at(end_, bytes) || !file_.truncate(end_ + bytes.size())) {
+    } else if (!file_.truncate(end_) || !file_.write_at(end_, bytes)) {
       fail("writing failed");
     } else {
       pieces_.push_back(Piece{end_, bytes.size(), text.size(), events, writer_->latest()});
@@ -518,7 +553,7 @@ class TraceStream {
     if (!encode(text, bytes)) return fail("zlib failed");
     if (first != 0) {
       if (!rewrite(first, bytes)) return false;
-    } else if (!file_.write_at(end_, bytes) || !file_.truncate(end_ + bytes.size())) {
+    } else if (!file_.truncate(end_) || !file_.write_at(end_, bytes)) {
       return fail("writing failed");
     }
     tail_ = true;
@@ -552,6 +587,7 @@ class TraceStream {
   std::int64_t dropped_before_{std::numeric_limits<std::int64_t>::min()};
   std::vector<Piece> pieces_;
   std::vector<Names> cache_;
+  std::vector<std::string> se_names_;  // start/end range names by index (State::se_stats)
   std::chrono::steady_clock::time_point last_drain_{};
 
   std::thread worker_;
