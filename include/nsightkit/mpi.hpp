@@ -38,7 +38,11 @@
  * - **Nothing waits forever.** Every wait of the gather is bounded (Options::timeout_s): a rank
  *   that stalls, exits or never calls Report::write() ends the job with one line naming the wait
  *   (MPI_Abort). With Options::abort_on_terminate, an uncaught exception on any rank ends the job
- *   at once with one line naming the rank and the exception.
+ *   at once with one line naming the rank and the exception (a terminate handler the program
+ *   installed before enable() still runs after that line).
+ * - **Signals** (docs/long-jobs.md): a rank that receives SIGTERM, SIGINT, SIGHUP or SIGUSR1
+ *   writes its own files (`.rankN`) and ends as the signal would have ended it; nothing collective
+ *   runs then, so each rank writes whether or not the others still can.
  *
  * Call MPI and these functions from one thread (MPI_THREAD_FUNNELED is enough); recording
  * threads are free. Under `NSIGHTKIT_DISABLE` the report is compiled out and nothing is gathered;
@@ -98,9 +102,9 @@ inline int local_rank(MPI_Comm comm = MPI_COMM_WORLD) noexcept {
 /**
  * @brief Turns the MPI integration on for the ranks of `comm` (see the file comment).
  *
- * Collective: every rank of `comm` calls it, after MPI_Init and before it starts threads (it may
- * set the environment variable `RANK` to its rank where no launcher variable names one, so that
- * per-rank files are named by rank). Call it once per process.
+ * Collective: every rank of `comm` calls it, after MPI_Init. From then on the report names this
+ * process's files by its rank in `comm` (`.rankN` when `comm` has more than one rank), whatever
+ * the launcher's variables say; nothing is written to the environment. Call it once per process.
  * @param comm the ranks whose reports are merged (normally MPI_COMM_WORLD); nsightkit talks on a
  *        duplicate of it, never mixing with the program's messages
  * @param options timeouts, fault handling, merge thresholds
@@ -134,11 +138,9 @@ inline bool enable(MPI_Comm comm = MPI_COMM_WORLD, Options const& options = Opti
     int length = 0;
     MPI_Get_processor_name(name, &length);
     rt.host.assign(name, static_cast<std::size_t>(length > 0 ? length : 0));
-    if (rt.size > 1 && !nsightkit::detail::launcher_rank()) {
-#if !defined(_WIN32)
-      (void)::setenv("RANK", std::to_string(rt.rank).c_str(), 1);
-#endif
-    }
+    // Files are named by this rank (.rankN when there are several), whatever the launcher set;
+    // nothing is written to the environment, which other threads and libraries read.
+    nsightkit::detail::set_process_rank(rt.rank, rt.size);
     // MPI_Finalize deletes MPI_COMM_SELF's attributes first: the hook for the at-exit report.
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &d::on_finalize_callback, &rt.keyval, nullptr);
     MPI_Comm_set_attr(MPI_COMM_SELF, rt.keyval, nullptr);

@@ -132,7 +132,14 @@ inline void wait_or_abort(MPI_Request& request, char const* what) noexcept {
   abort_job(line, 1);
 }
 
-/// std::terminate on any rank (an uncaught exception, most often) ends the whole job at once.
+/// The terminate handler the process started with (the C++ runtime's), read during static
+/// initialisation: a handler other than this one was installed by the program, and is chained.
+inline std::terminate_handler const initial_terminate = std::get_terminate();
+
+/// std::terminate on any rank (an uncaught exception, most often) ends the whole job at once: one
+/// line naming the rank and the exception, then the program's own terminate handler when it had
+/// installed one before nsightkit::mpi::enable() (it ends the process; mpirun and srun then end
+/// the job), else MPI_Abort.
 [[noreturn]] inline void on_terminate() noexcept {
   std::string what = "std::terminate was called";
 #if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
@@ -147,6 +154,14 @@ inline void wait_or_abort(MPI_Request& request, char const* what) noexcept {
   std::string line;
   NSIGHTKIT_DETAIL_TRY { line = fmt::format("nsightkit mpi: {}: {}; ending the job", who(), what); }
   NSIGHTKIT_DETAIL_CATCH(...) { line = what; }
+  std::terminate_handler const previous = runtime().previous_terminate;
+  if (previous != nullptr && previous != initial_terminate && previous != &on_terminate) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
+    previous();  // a terminate handler does not return; if it does, the job still ends
+    abort_job("nsightkit mpi: the program's terminate handler returned", 1);
+  }
   abort_job(line, 1);
 }
 
