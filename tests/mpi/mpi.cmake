@@ -85,3 +85,20 @@ foreach(_nsk_case IN LISTS _nsk_mpi_cases)
     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;ASAN_OPTIONS=detect_leaks=0"
     ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD};NSIGHTKIT_REPORT=unset:;NSIGHTKIT_CAPTURE=unset:")
 endforeach()
+
+# A job of 2 ranks sent SIGTERM through mpiexec: each rank writes its own files, no collective
+# (docs/long-jobs.md).
+if(NOT NSIGHTKIT_DISABLE)
+  add_executable(mpi_signals_demo ${CMAKE_CURRENT_LIST_DIR}/mpi_signals_demo.cpp)
+  target_link_libraries(mpi_signals_demo PRIVATE nsightkit::mpi nsightkit_warnings)
+  add_test(NAME mpi_signals
+    COMMAND Python3::Interpreter ${CMAKE_CURRENT_LIST_DIR}/run_mpi_signals.py
+            --demo $<TARGET_FILE:mpi_signals_demo> --mpiexec ${MPIEXEC_EXECUTABLE}
+            --np-flag=${MPIEXEC_NUMPROC_FLAG} ${_nsk_mpi_flags}
+            --checker ${CMAKE_CURRENT_LIST_DIR}/../check_trace.py
+            --workdir ${CMAKE_CURRENT_BINARY_DIR}/mpi_signals)
+  set_tests_properties(mpi_signals PROPERTIES LABELS cpu TIMEOUT 240 RUN_SERIAL TRUE
+    PASS_REGULAR_EXPRESSION "ok mpi_signals" FAIL_REGULAR_EXPRESSION "FAIL|Traceback"
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;ASAN_OPTIONS=detect_leaks=0"
+    ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD};NSIGHTKIT_REPORT=unset:;NSIGHTKIT_CAPTURE=unset:")
+endif()

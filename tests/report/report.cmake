@@ -134,3 +134,44 @@ if(NSIGHTKIT_HAVE_CUDA_LANGUAGE)
   target_link_libraries(report_nvcc_o3 PRIVATE nsightkit::nsightkit nsightkit_warnings)
   target_compile_options(report_nvcc_o3 PRIVATE -O3)
 endif()
+
+# ---- long jobs: signals, requested captures, snapshots, SIGKILL, strict mode (docs/long-jobs.md) ----
+# report_signals_demo records in several threads until a signal ends it; run_long_jobs.py sends the
+# signals and checks every output (with tests/check_trace.py), the exit status and the program's
+# own handler. One ctest per case.
+if(UNIX AND NOT APPLE AND _nsk_report_mode STREQUAL "enabled")
+  add_executable(report_signals_demo report/report_signals_demo.cpp)
+  target_link_libraries(report_signals_demo PRIVATE nsightkit::nsightkit nsightkit_warnings Threads::Threads)
+  target_compile_definitions(report_signals_demo PRIVATE NSIGHTKIT_REPORT_NO_AUTOSTART)
+  add_dependencies(nsightkit_tsan_tests report_signals_demo)
+  foreach(case IN ITEMS sigterm sigint sigusr1 handler-before handler-after second-signal
+                        write-in-progress trigger-signal trigger-file snapshots sigkill fork ignored
+                        strict)
+    add_test(NAME report_long_jobs_${case}
+      COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/report/run_long_jobs.py
+              --demo $<TARGET_FILE:report_signals_demo> --checker ${CMAKE_CURRENT_SOURCE_DIR}/check_trace.py
+              --dir ${CMAKE_CURRENT_BINARY_DIR}/report_long_jobs ${case})
+    # Label tsan: the clang ThreadSanitizer suite runs them too (no race, no hang).
+    set_tests_properties(report_long_jobs_${case} PROPERTIES LABELS "cpu;tsan" TIMEOUT 300
+      PASS_REGULAR_EXPRESSION "ok ${case}" FAIL_REGULAR_EXPRESSION "FAIL|Traceback"
+      ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
+  endforeach()
+endif()
+
+# ---- a days-long run's memory (docs/long-jobs.md): flat once warmed up, outputs exact ----
+if(UNIX AND NOT APPLE AND _nsk_report_mode STREQUAL "enabled")
+  add_executable(report_memory_demo report/report_memory_demo.cpp)
+  target_link_libraries(report_memory_demo PRIVATE nsightkit::nsightkit nsightkit_warnings)
+  foreach(case IN ITEMS aggregate stream)
+    add_test(NAME report_memory_${case}
+      COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/report/run_memory.py
+              --demo $<TARGET_FILE:report_memory_demo> --dir ${CMAKE_CURRENT_BINARY_DIR}/report_memory ${case})
+    set_tests_properties(report_memory_${case} PROPERTIES LABELS cpu TIMEOUT 1500 RUN_SERIAL TRUE
+      PASS_REGULAR_EXPRESSION "ok memory ${case}" FAIL_REGULAR_EXPRESSION "FAIL|Traceback"
+      ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
+  endforeach()
+endif()
+
+# The pieces for long jobs in one process: grammar, rank names, the process claim, start/end names
+# capped, GPU busy folding (the signals themselves: run_long_jobs.py above).
+nsightkit_add_test(test_report_jobs SOURCES report/test_report_jobs.cpp NO_RECORDER)
