@@ -3,25 +3,27 @@
 #   1. installs Conan (and PyPI's nvidia-nvtx, for step 7) from PyPI into a fresh virtualenv and
 #      uses a throwaway CONAN_HOME in the work directory (~/.conan2 is never touched), then
 #      `conan profile detect`
-#   2. conan create with packaging/conan/profiles/offline: fmt and NVTX3 from the system
-#      ([platform_requires]: Debian's libfmt-dev, the CUDA toolkit's nvtx3) — test_package checks
-#      through the Recorder that its ranges reach NVTX
+#   2. conan create with packaging/conan/profiles/offline: fmt, NVTX3 and nlohmann_json from the
+#      system ([platform_requires]: Debian's libfmt-dev, the CUDA toolkit's nvtx3, Debian's
+#      nlohmann-json3-dev) — the package is built (libnsightkit, the nsightkit command, its NVTX tool
+#      libraries); test_package, compiled in the compiled mode, checks through the Recorder that its
+#      ranges reach NVTX; it links no libfmt and runs with a broken libfmt first on
+#      LD_LIBRARY_PATH; the packaged command runs (--version) and `nsightkit profile` reports the
+#      ranges of an unmodified NVTX program through the packaged tool library
 #   3. the same with -o nsightkit/*:disable=True — test_package checks that NSIGHTKIT_DISABLE
 #      reached its compile and nothing was emitted
 #   4. NVTX3 as a Conan package (nvtx::nvtx, aliases nvtx3::nvtx3-cpp, as conan center's `nvtx`),
 #      made locally from the CUDA toolkit's headers (packaging/conan/nvtx-standin) — the consumer
 #      must compile against that package's include directory
 #   5. -o nsightkit/*:nvtx=system (no nvtx requirement): NVTX3 from the CUDA toolkit
-#   6. -o nsightkit/*:fmt_header_only=True: test_package compiled with FMT_HEADER_ONLY, links no
-#      libfmt and runs with a broken libfmt first on LD_LIBRARY_PATH
 #   7. without the CUDA toolkit (hidden as tests/consumers/hide_cuda.sh does) and nvtx=system:
 #      NVTX3 from PyPI's nvidia-nvtx (NSIGHTKIT_NVTX3_PYPI_DIR)
 #   8. the package's own CMake config (share/cmake/nsightkit, found through builddirs with
 #      CMakeToolchain only) with tests/consumers/installed, enabled and disabled
 #   9. PkgConfigDeps' nsightkit.pc with the pkg-config consumer
 #  10. a C++14 profile is refused by validate()
-#  11. conan create with another major of {fmt} as [platform_requires], with and without
-#      fmt_header_only: Debian's newest libfmt-dev (experimental's 12.2.0 when written) fetched
+#  11. conan create with another major of {fmt} as [platform_requires] (test_package then links no
+#      libfmt either): Debian's newest libfmt-dev (experimental's 12.2.0 when written) fetched
 #      with apt into the work directory and unpacked there, or NSIGHTKIT_CONAN_EXTRA_FMT=<version>=<dir of its
 #      fmt-config.cmake>; where neither can be had it says NOT TESTED
 # Usage: scripts/check-conan.sh [work dir (default build/conan-check)]
@@ -66,24 +68,58 @@ create() {  # log name, conan create args...
   fi
 }
 
-step "create: offline profile (fmt and NVTX3 from the system)"
+# test_package_binary: the test_package executable of the last create.
+test_package_binary() {
+  local tp
+  tp=$(find "$work/test_package" -type f -name test_package -perm -u+x | sed -n 1p)
+  [ -n "$tp" ] || fail "test_package binary not found under $work/test_package"
+  echo "$tp"
+}
+# A directory of broken libfmt.so files: a program that needs libfmt fails to start with it first
+# on LD_LIBRARY_PATH.
+mkdir -p "$work/no-libfmt"
+for so in libfmt.so.9 libfmt.so.10 libfmt.so.11 libfmt.so.12; do echo "not a library" >"$work/no-libfmt/$so"; done
+
+step "create: offline profile (fmt, NVTX3 and nlohmann_json from the system)"
 create offline -pr:h "$offline" -pr:b "$offline"
 expect_in "$work/offline.log" "fmt/9.1.0 - Platform" "fmt from [platform_requires]"
 expect_in "$work/offline.log" "nvtx/3.1.0 - Platform" "nvtx from [platform_requires]"
 expect_in "$work/offline.log" "nsightkit: NVTX3 from the CUDA toolkit" "providers seen by the consumer"
 expect_in "$work/offline.log" "fmt from fmt::fmt" "providers seen by the consumer"
 expect_in "$work/offline.log" "test_package ok: nsightkit" "test_package"
-expect_in "$work/offline.log" "instrumentation enabled, 7 NVTX events recorded" "test_package (enabled)"
-tested+=("conan create, offline profile (system fmt 9.1.0 + CUDA toolkit NVTX3): test_package enabled, 7 NVTX events")
+expect_in "$work/offline.log" "instrumentation enabled, 7 NVTX events recorded, CUDA helpers on, compiled" "test_package (enabled, compiled mode)"
+tp=$(test_package_binary)
+if readelf -d "$tp" | grep NEEDED | grep -q libfmt; then fail "test_package links libfmt: $(readelf -d "$tp" | grep libfmt)"; fi
+LD_LIBRARY_PATH="$work/no-libfmt" "$tp" enabled || fail "test_package failed with a broken libfmt first on LD_LIBRARY_PATH"
+# The package folder of this create: the command, its tool library, libnsightkit.
+pkg_ref=$(sed -n 's/^Full package reference: \(nsightkit\/.*\)$/\1/p' "$work/offline.log" | tail -1)
+[ -n "$pkg_ref" ] || fail "no package reference in $work/offline.log"
+pkg=$("$conan" cache path "$pkg_ref") && [ -d "$pkg" ] || fail "no package folder for $pkg_ref"
+for f in lib/libnsightkit.a bin/nsightkit lib/nsightkit/libnsightkit-nvtx.so; do
+  [ -f "$pkg/$f" ] || fail "package lacks $f"
+done
+"$pkg/bin/nsightkit" --version | grep -q "^nsightkit 0.1.0" || fail "the packaged nsightkit --version"
+nvtx_program="$work/nvtx_program"
+nvtx_inc=$(python3 "$root/cmake/nsightkit-find-nvtx3.py") || fail "no NVTX3 headers for the test program"
+"$cxx" -std=c++17 -O1 -I"$nvtx_inc" "$root/tests/nvtx_tool/nvtx_program.cpp" -o "$nvtx_program" -ldl -pthread \
+  || fail "compile tests/nvtx_tool/nvtx_program.cpp"
+"$pkg/bin/nsightkit" profile --report "table=$work/profile-table.txt" -- "$nvtx_program" 0 >"$work/profile.log" 2>&1 \
+  || { cat "$work/profile.log" >&2; fail "the packaged nsightkit profile"; }
+expect_in "$work/profile-table.txt" "train_step" "nsightkit profile's table of an unmodified NVTX program"
+tested+=("conan create, offline profile (system fmt 9.1.0, CUDA toolkit NVTX3, nlohmann_json 3.11.2): package with libnsightkit, bin/nsightkit, lib/nsightkit/libnsightkit-nvtx.so; test_package compiled mode, 7 NVTX events, no libfmt needed; nsightkit profile reports an NVTX program")
 
 step "create: -o nsightkit/*:disable=True"
+rm -rf "$work/test_package"
 create disabled -pr:h "$offline" -pr:b "$offline" -o "nsightkit/*:disable=True"
 expect_in "$work/disabled.log" "instrumentation disabled, 0 NVTX events recorded" "test_package (disabled)"
-tested+=("conan create -o nsightkit/*:disable=True: NSIGHTKIT_DISABLE reached the consumer, 0 NVTX events")
+if nm -C "$(test_package_binary)" | grep -q "nsightkit::v0::detail::report"; then
+  fail "disable=True: test_package links the report engine"
+fi
+tested+=("conan create -o nsightkit/*:disable=True: NSIGHTKIT_DISABLE reached the consumer, 0 NVTX events, no report engine linked")
 
 step "create: NVTX3 as a Conan package (local stand-in for conan center's nvtx)"
 fmt_only="$work/fmt-only.profile"
-printf 'include(default)\n\n[settings]\ncompiler.cppstd=17\n\n[platform_requires]\nfmt/9.1.0\n\n[conf]\ntools.cmake.cmaketoolchain:generator=Ninja\n' >"$fmt_only"
+printf 'include(default)\n\n[settings]\ncompiler.cppstd=17\n\n[platform_requires]\nfmt/9.1.0\nnlohmann_json/3.11.2\n\n[conf]\ntools.cmake.cmaketoolchain:generator=Ninja\n' >"$fmt_only"
 cuda_root=""
 for d in "${CUDA_PATH:-}" "${CUDA_HOME:-}" /usr/local/cuda; do
   if [ -n "$d" ] && [ -f "$d/include/nvtx3/nvtx3.hpp" ]; then cuda_root=$d; break; fi
@@ -111,20 +147,6 @@ expect_in "$work/nvtx-system.log" "nsightkit: NVTX3 from the CUDA toolkit" "nvtx
 expect_in "$work/nvtx-system.log" "instrumentation enabled, 7 NVTX events recorded" "test_package (nvtx=system)"
 tested+=("conan create -o nsightkit/*:nvtx=system: no nvtx requirement, NVTX3 from the CUDA toolkit at the consumer's configure")
 
-step "create: -o nsightkit/*:fmt_header_only=True"
-rm -rf "$work/test_package"
-create fmt-header-only -pr:h "$offline" -pr:b "$offline" -o "nsightkit/*:fmt_header_only=True"
-expect_in "$work/fmt-header-only.log" "fmt from fmt::fmt-header-only" "fmt_header_only: the consumer's fmt target"
-expect_in "$work/fmt-header-only.log" "7 NVTX events recorded, CUDA helpers" "test_package (fmt_header_only)"
-expect_in "$work/fmt-header-only.log" ", fmt-header-only" "test_package compiled with FMT_HEADER_ONLY"
-tp=$(find "$work/test_package" -type f -name test_package -perm -u+x | sed -n 1p)
-[ -n "$tp" ] || fail "test_package binary not found under $work/test_package"
-if readelf -d "$tp" | grep NEEDED | grep -c libfmt >/dev/null; then fail "fmt_header_only: $tp links libfmt"; fi
-mkdir -p "$work/no-libfmt"
-for so in libfmt.so.9 libfmt.so.10 libfmt.so.11 libfmt.so.12; do echo "not a library" >"$work/no-libfmt/$so"; done
-LD_LIBRARY_PATH="$work/no-libfmt" "$tp" enabled fmt-header-only || fail "fmt_header_only: test_package failed without libfmt"
-tested+=("conan create -o nsightkit/*:fmt_header_only=True: test_package compiled with FMT_HEADER_ONLY, links no libfmt, runs with a broken libfmt first on LD_LIBRARY_PATH")
-
 step "create without the CUDA toolkit: nvtx=system, NVTX3 from PyPI's nvidia-nvtx (NSIGHTKIT_NVTX3_PYPI_DIR)"
 # shellcheck source=../tests/consumers/hide_cuda.sh
 source "$root/tests/consumers/hide_cuda.sh" "$cxx"
@@ -133,7 +155,7 @@ site=$("$work/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()
 pypi_inc=$("$work/venv/bin/python" "$root/cmake/nsightkit-find-nvtx3.py" --source pypi) || fail "PyPI's nvidia-nvtx has no nvtx3.hpp"
 cpu_only="$work/cpu-only.profile"
 {
-  printf 'include(default)\n\n[settings]\ncompiler.cppstd=17\n\n[platform_requires]\nfmt/9.1.0\n\n[conf]\n'
+  printf 'include(default)\n\n[settings]\ncompiler.cppstd=17\n\n[platform_requires]\nfmt/9.1.0\nnlohmann_json/3.11.2\n\n[conf]\n'
   printf 'tools.cmake.cmaketoolchain:generator=Ninja\n'
   python3 - "$NOCUDA_CXXFLAGS" "$NOCUDA_HIDDEN" "$site" <<'PY'
 import sys
@@ -156,20 +178,21 @@ expect_in "$work/cpu-only.log" "instrumentation enabled, 7 NVTX events recorded,
 tested+=("conan create without the CUDA toolkit (nvtx=system): NVTX3 from PyPI's nvidia-nvtx, CUDA helpers off, 7 NVTX events")
 
 step "the package's own CMake config (CMakeToolchain only, found through builddirs)"
-pkg=$("$conan" cache path "nsightkit/0.1.0:da39a3ee5e6b4b0d3255bfef95601890afd80709")
 for f in include/nsightkit/nsightkit.hpp include/nsightkit/range.hpp \
          share/cmake/nsightkit/nsightkit-config.cmake share/cmake/nsightkit/nsightkit-config-version.cmake \
          share/cmake/nsightkit/nsightkit-targets.cmake share/cmake/nsightkit/nsightkitDependencies.cmake \
-         share/cmake/nsightkit/nsightkit-conan.cmake share/cmake/nsightkit/nsightkitCompiled.cmake \
-         share/cmake/nsightkit/src/nsightkit.cpp share/cmake/nsightkit/src/nsightkit_cuda.cpp; do
+         share/cmake/nsightkit/nsightkit-conan.cmake share/cmake/nsightkit/nsightkitLibrary.cmake \
+         share/cmake/nsightkit/src/nsightkit.cpp share/cmake/nsightkit/src/nsightkit_cuda.cpp \
+         share/cmake/nsightkit/src/nsightkit_startup.cpp; do
   [ -f "$pkg/$f" ] || fail "package lacks $f"
 done
-[ ! -e "$pkg/share/pkgconfig" ] || fail "package still has share/pkgconfig (machine-specific paths)"
+[ ! -e "$pkg/lib/pkgconfig" ] || fail "package still has lib/pkgconfig (PkgConfigDeps makes nsightkit.pc)"
 if [ -f "$root/LICENSE" ] && [ ! -f "$pkg/licenses/LICENSE" ]; then fail "package lacks licenses/LICENSE"; fi
 [ -f "$root/LICENSE" ] || echo "check-conan: note: the repository has no LICENSE file, so the package has no licenses/ (not checked)"
 # Run from the output folder: a --requires install writes CMakeUserPresets.json into the cwd.
 mkdir -p "$work/own-config"
-(cd "$work/own-config" && "$conan" install --requires="nsightkit/0.1.0" -pr:h "$offline" -pr:b "$offline" -nr \
+# The recipe revision of step 2's package (a later create may have exported another).
+(cd "$work/own-config" && "$conan" install --requires="${pkg_ref%%:*}" -pr:h "$offline" -pr:b "$offline" -nr \
   -g CMakeToolchain -g PkgConfigDeps --output-folder=.) >"$work/own-config.log" 2>&1 \
   || { tail -30 "$work/own-config.log" >&2; fail "conan install --requires nsightkit/0.1.0"; }
 [ ! -f "$work/own-config/nsightkit-config.cmake" ] || fail "CMakeDeps config generated although only CMakeToolchain was asked for"
@@ -182,7 +205,8 @@ cmake --build "$work/own-config/build" >>"$work/own-config/cmake.log" 2>&1 \
   || { tail -30 "$work/own-config/cmake.log" >&2; fail "build tests/consumers/installed"; }
 "$work/own-config/build/consumer"
 "$work/own-config/build/consumer_disabled"
-tested+=("nsightkit's own config from the package (CMakeToolchain + builddirs): tests/consumers/installed, enabled and disabled")
+grep -q "libnsightkit.a" "$work/own-config/build/build.ninja" || fail "the own-config consumer did not build libnsightkit"
+tested+=("nsightkit's own config from the package (CMakeToolchain + builddirs): tests/consumers/installed, libnsightkit built from the packaged sources, enabled and disabled")
 
 step "PkgConfigDeps: pkg-config consumer"
 pc="$work/own-config/nsightkit.pc"
@@ -195,7 +219,8 @@ PKG_CONFIG_PATH="$work/own-config" "$cxx" -std=c++17 -o "$work/own-config/pkgcon
   $(PKG_CONFIG_PATH="$work/own-config" pkg-config --cflags --libs nsightkit fmt) -I"$cuda_root/include" -pthread \
   || fail "compile the pkg-config consumer"
 "$work/own-config/pkgconfig_consumer"
-tested+=("PkgConfigDeps nsightkit.pc (+ system fmt.pc, -I CUDA include): tests/consumers/common/main.cpp")
+expect_in "$pc" "startup=-Wl,-u,nsightkit_detail_startup" "PkgConfigDeps' nsightkit.pc names the start-up's link option"
+tested+=("PkgConfigDeps nsightkit.pc (-DNSIGHTKIT_COMPILED -lnsightkit, + system fmt.pc, -I CUDA include): tests/consumers/common/main.cpp")
 
 step "validate(): a C++14 profile is refused"
 if (cd "$work" && "$conan" install --requires="nsightkit/0.1.0" -pr:h "$offline" -pr:b "$offline" -nr \
@@ -257,23 +282,15 @@ if [ -n "$extra_fmt" ] && { [ "$fmt_major" -lt 9 ] || [ "$fmt_major" -ge 13 ]; }
 elif [ -n "$extra_fmt" ]; then
   step "create with {fmt} $fmt_version from $fmt_dir ([platform_requires])"
   extra="$work/fmt-$fmt_version.profile"
-  printf 'include(default)\n\n[settings]\ncompiler.cppstd=17\n\n[platform_requires]\nfmt/%s\nnvtx/3.1.0\n\n[conf]\ntools.cmake.cmaketoolchain:generator=Ninja\ntools.cmake.cmaketoolchain:extra_variables={"fmt_DIR": "%s"}\n' \
+  printf 'include(default)\n\n[settings]\ncompiler.cppstd=17\n\n[platform_requires]\nfmt/%s\nnvtx/3.1.0\nnlohmann_json/3.11.2\n\n[conf]\ntools.cmake.cmaketoolchain:generator=Ninja\ntools.cmake.cmaketoolchain:extra_variables={"fmt_DIR": "%s"}\n' \
     "$fmt_version" "$fmt_dir" >"$extra"
-  for ho in False True; do
-    rm -rf "$work/test_package"
-    create "fmt-$fmt_version-$ho" -pr:h "$extra" -pr:b "$extra" -o "nsightkit/*:fmt_header_only=$ho"
-    expect_in "$work/fmt-$fmt_version-$ho.log" "fmt/$fmt_version - Platform" "fmt $fmt_version from [platform_requires]"
-    expect_in "$work/fmt-$fmt_version-$ho.log" "instrumentation enabled, 7 NVTX events recorded" "test_package (fmt $fmt_version)"
-    tp=$(find "$work/test_package" -type f -name test_package -perm -u+x | sed -n 1p)
-    [ -n "$tp" ] || fail "test_package binary not found under $work/test_package"
-    needed=$(readelf -d "$tp" | grep NEEDED | grep -o 'libfmt[^]]*' || true)
-    if [ "$ho" = False ]; then
-      [ "$needed" = "libfmt.so.$fmt_major" ] || fail "fmt $fmt_version: test_package needs '$needed', not libfmt.so.$fmt_major"
-    else
-      [ -z "$needed" ] || fail "fmt $fmt_version header-only: test_package needs $needed"
-    fi
-  done
-  tested+=("conan create with {fmt} $fmt_version ([platform_requires], $fmt_dir): fmt_header_only False (links libfmt.so.$fmt_major) and True (no libfmt)")
+  rm -rf "$work/test_package"
+  create "fmt-$fmt_version" -pr:h "$extra" -pr:b "$extra"
+  expect_in "$work/fmt-$fmt_version.log" "fmt/$fmt_version - Platform" "fmt $fmt_version from [platform_requires]"
+  expect_in "$work/fmt-$fmt_version.log" "instrumentation enabled, 7 NVTX events recorded" "test_package (fmt $fmt_version)"
+  needed=$(readelf -d "$(test_package_binary)" | grep NEEDED | grep -o 'libfmt[^]]*' || true)
+  [ -z "$needed" ] || fail "fmt $fmt_version: test_package needs $needed"
+  tested+=("conan create with {fmt} $fmt_version ([platform_requires], $fmt_dir): test_package links no libfmt")
 
   # The formatted ranges and module scopes in C++20, where {fmt} 11 and later check format strings
   # with consteval and deprecate the implicit conversion of a format string: warnings as errors.

@@ -1,8 +1,8 @@
 """Builds a consumer of the created nsightkit package and runs it.
 
-The consumer is told which modes the `disable` and `fmt_header_only` options selected and fails if
-the compiled code disagrees (NSIGHTKIT_DISABLE or FMT_HEADER_ONLY did or did not reach it) or if
-the NVTX events it records differ.
+The consumer is told which mode the `disable` option selected and fails if the compiled code
+disagrees (NSIGHTKIT_DISABLE did or did not reach it, NSIGHTKIT_COMPILED did not) or if the NVTX
+events it records differ.
 """
 import os
 
@@ -31,6 +31,5 @@ class NsightkitTestPackageConan(ConanFile):
         if can_run(self):
             options = self.dependencies["nsightkit"].options
             mode = "disabled" if options.disable else "enabled"
-            fmt_mode = "fmt-header-only" if options.fmt_header_only else "fmt-library"
             exe = os.path.join(self.cpp.build.bindir, "test_package")
-            self.run(f"{exe} {mode} {fmt_mode}", env="conanrun")
+            self.run(f"{exe} {mode}", env="conanrun")

@@ -1,7 +1,7 @@
-// Conan test_package for nsightkit. Usage: test_package enabled|disabled [fmt-header-only|
-// fmt-library] (the modes the recipe's `disable` and `fmt_header_only` options selected). Checks
-// that the options reached the compiler and, through the Recorder, exactly which NVTX events the
-// ranges emitted. Exit code 0 on success.
+// Conan test_package for nsightkit. Usage: test_package enabled|disabled (the mode the recipe's
+// `disable` option selected). Checks that the option and the compiled mode (NSIGHTKIT_COMPILED: the
+// package links libnsightkit) reached the compiler and, through the Recorder, exactly which NVTX
+// events the ranges emitted. Exit code 0 on success.
 #include <nsightkit/nsightkit.hpp>
 #include <nsightkit/testing.hpp>
 
@@ -16,7 +16,7 @@ int checksum(int n) {
   NSIGHTKIT_FUNC_RANGE();
   int sum = 0;
   for (int i = 1; i <= n; ++i) {
-    nsightkit::ScopedRange item{"item {}", i};  // formatted through fmt: needs fmt linked
+    nsightkit::ScopedRange item{"item {}", i};  // formatted by libnsightkit
     sum += i;
   }
   nsightkit::mark("done");
@@ -26,22 +26,15 @@ int checksum(int n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || argc > 3 ||
+  if (argc != 2 ||
       (std::strcmp(argv[1], "enabled") != 0 && std::strcmp(argv[1], "disabled") != 0)) {
-    std::fprintf(stderr, "usage: test_package enabled|disabled [fmt-header-only|fmt-library]\n");
+    std::fprintf(stderr, "usage: test_package enabled|disabled\n");
     return 2;
   }
-#if defined(FMT_HEADER_ONLY)
-  char const* const fmt_mode = "fmt-header-only";
-#else
-  char const* const fmt_mode = "fmt-library";
+#if !defined(NSIGHTKIT_COMPILED)
+#error "test_package: the package did not give its consumers the compiled mode (NSIGHTKIT_COMPILED)"
 #endif
-  if (argc == 3 && std::strcmp(argv[2], fmt_mode) != 0) {
-    std::fprintf(stderr,
-                 "test_package: the package option asked for %s, the code was compiled with %s\n",
-                 argv[2], fmt_mode);
-    return 1;
-  }
+  char const* const mode = "compiled";
   bool const want_enabled = std::strcmp(argv[1], "enabled") == 0;
   if (nsightkit::enabled != want_enabled) {
     std::fprintf(stderr,
@@ -73,6 +66,6 @@ int main(int argc, char** argv) {
       "test_package ok: nsightkit %s, instrumentation %s, %zu NVTX events recorded, "
       "CUDA helpers %s, %s\n",
       nsightkit::version_string, want_enabled ? "enabled" : "disabled", expected.size(),
-      nsightkit::has_cuda ? "on" : "off", fmt_mode);
+      nsightkit::has_cuda ? "on" : "off", mode);
   return 0;
 }
