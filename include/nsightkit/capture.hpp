@@ -332,32 +332,23 @@ class CaptureWindow {
 
   CaptureWindow(Tag, CaptureSchedule schedule, bool from_code, CaptureOptions options)
       : schedule_{schedule} {
+#if NSIGHTKIT_ENABLED
+    construct(from_code, std::move(options));
+#else
+    check_schedule(from_code);
+    (void)options;
+#endif
+  }
+
+  /// A schedule given in code must be valid; without one, capture is off until the environment
+  /// gives one.
+  void check_schedule(bool from_code) {
     if (from_code) {
-      std::string err = schedule.validation_error();
+      std::string err = schedule_.validation_error();
       if (!err.empty()) fail_argument("nsightkit::CaptureWindow: invalid schedule: " + err);
     } else {
       off_ = true;
     }
-#if NSIGHTKIT_ENABLED
-    options_ = std::move(options);
-    read_environment();
-    profiler_ =
-        options_.profiler != nullptr ? options_.profiler : &detail::capture::driver_profiler();
-    driver_profiler_ = profiler_ == &detail::capture::driver_profiler();
-    use_profiler_api_ = has_backend(options_.backends, CaptureBackend::cuda_profiler);
-    use_nvtx_ = has_backend(options_.backends, CaptureBackend::nvtx_range) &&
-                options_.nvtx_range_name != nullptr;
-    if (!use_profiler_api_ && !options_.synchronize_before_stop) profiler_ = nullptr;
-    link_.owner = this;
-    link_.close_for_exit = &CaptureWindow::close_for_exit;
-    requests_seen_ = detail::capture_state.requests.load(std::memory_order_acquire);
-    if (!off_) {
-      counted_.store(true, std::memory_order_release);
-      detail::capture_state.windows.fetch_add(1, std::memory_order_acq_rel);
-    }
-#else
-    (void)options;
-#endif
   }
 
   /// Reports a programming error: an exception, or (without exceptions) a message and capture off.
@@ -456,6 +447,8 @@ class CaptureWindow {
 
   // The cold paths, defined in detail/capture/window_impl.hpp (in src/nsightkit.cpp in the
   // compiled mode, detail/compiled.hpp).
+  /// The constructor's work: the schedule checked, the environment read, the backends chosen.
+  void construct(bool from_code, CaptureOptions&& options);
   void read_environment();
   void report(std::string const& message) const noexcept;
   /// Inside a handler: `prefix` + what() of the exception being handled, or `unknown` when it is

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #if !NSIGHTKIT_ENABLED
@@ -38,6 +39,26 @@ struct CaptureWindow::Edge {
   CaptureEvent event{};
   std::vector<std::string> messages{};
 };
+
+NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::construct(bool from_code, CaptureOptions&& options) {
+  check_schedule(from_code);
+  options_ = std::move(options);
+  read_environment();
+  profiler_ =
+      options_.profiler != nullptr ? options_.profiler : &detail::capture::driver_profiler();
+  driver_profiler_ = profiler_ == &detail::capture::driver_profiler();
+  use_profiler_api_ = has_backend(options_.backends, CaptureBackend::cuda_profiler);
+  use_nvtx_ = has_backend(options_.backends, CaptureBackend::nvtx_range) &&
+              options_.nvtx_range_name != nullptr;
+  if (!use_profiler_api_ && !options_.synchronize_before_stop) profiler_ = nullptr;
+  link_.owner = this;
+  link_.close_for_exit = &CaptureWindow::close_for_exit;
+  requests_seen_ = detail::capture_state.requests.load(std::memory_order_acquire);
+  if (!off_) {
+    counted_.store(true, std::memory_order_release);
+    detail::capture_state.windows.fetch_add(1, std::memory_order_acq_rel);
+  }
+}
 
 NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::read_environment() {
   detail::check_environment_once();  // a misspelt NSIGHTKIT_CAPTURE is named, not ignored
