@@ -1,31 +1,36 @@
 #!/usr/bin/env bash
 # Tests, without vcpkg (it cannot be installed on nsightkit's machines or in CI), everything
-# nsightkit's vcpkg ports rely on:
-#   1. the manifests: ports/nsightkit/vcpkg.json (overlay port), packaging/vcpkg/registry/ports/
-#      nsightkit/vcpkg.json (registry port: the same), examples/vcpkg_consumer's vcpkg.json and
-#      vcpkg-configuration.json parse; name and version match config.hpp; fmt is the only
-#      dependency without the `cuda` feature; the overlay path resolves to the port
+# nsightkit's vcpkg port (ports/nsightkit: an overlay port in this repository, a registry port
+# elsewhere) relies on:
+#   1. the manifests: ports/nsightkit/vcpkg.json, examples/vcpkg_consumer's vcpkg.json and
+#      vcpkg-configuration.json parse; name and version match config.hpp; fmt and nlohmann-json
+#      are the only dependencies without the `cuda` feature; the overlay path resolves to the port
 #   2. packaging/vcpkg/post_build_checks.py (vcpkg's post-build checks, re-implemented) finds the
 #      problems vcpkg reports in packages made wrong on purpose (a .pc with Libs in
-#      share/pkgconfig, an absolute path, CMake files in lib/cmake, no copyright, an empty folder)
-#   3. the overlay portfile, run unchanged with vcpkg's helpers emulated in plain CMake
-#      (packaging/vcpkg/emulate-port.cmake): configure with its OPTIONS, install, config fixup,
+#      share/pkgconfig, an absolute path, CMake files in lib/cmake, no copyright, an empty folder,
+#      a bin/ folder in a static build)
+#   3. the portfile in this repository, run unchanged with vcpkg's helpers emulated in plain CMake
+#      (packaging/vcpkg/emulate-port.cmake): it builds this checkout (libnsightkit, the nsightkit
+#      command, its NVTX tool libraries): configure with its OPTIONS, build, install, config fixup,
 #      pkg-config fixup (pkg-config must resolve each module), usage, copyright; then the
 #      post-build checks must find 0 problems; then the package is copied into installed/<triplet>
-#      as `vcpkg install` does. Without features (the toolkit is not looked at) and, where a CUDA
-#      toolkit exists, with `cuda` (adds lib/pkgconfig/nsightkit-cupti.pc)
-#   4. the registry port: a release archive made from this tree, the port updated for it by
-#      packaging/vcpkg/update-registry-port.sh (SHA512), vcpkg_from_github emulated (the archive
-#      in vcpkg's downloads folder, its SHA512 checked: a changed archive must be refused), then
-#      as 3; its portfile below the source line is the overlay's
+#      as `vcpkg install` does. Without features and, where a CUDA toolkit exists, with `cuda`
+#      (lib/pkgconfig/nsightkit-cupti.pc). The command (tools/nsightkit) runs `nsightkit profile`
+#      on an unmodified NVTX program with the installed tool library
+#   4. the same port outside this repository (as in a registry): a release archive made from this
+#      tree, the port updated for it by packaging/vcpkg/update-registry-port.sh (SHA512),
+#      vcpkg_from_github emulated (the archive in vcpkg's downloads folder, its SHA512 checked: a
+#      changed archive must be refused), then as 3
 #   5. examples/vcpkg_consumer built against installed/<triplet> through CMAKE_PREFIX_PATH (what
-#      vcpkg's toolchain file sets), enabled and with -DAPP_DISABLE_INSTRUMENTATION=ON, and run
+#      vcpkg's toolchain file sets), enabled and with -DAPP_DISABLE_INSTRUMENTATION=ON, and run; it
+#      builds libnsightkit from the installed sources
 #   6. the exact CMake lines printed by ports/nsightkit/usage, in a project of their own, and run
-#   7. the pkg-config modules named in usage, with the fixed-up .pc files and the nvtx3_finder
-#      line usage gives
+#   7. the pkg-config module named in usage, with the fixed-up .pc file and the nvtx3_finder line
+#      usage gives: the program links the installed libnsightkit and no libfmt
 # Not tested (needs vcpkg): the vcpkg tool and its toolchain file, manifest resolution and the
-# registry baseline, vcpkg's fmt and cuda ports (fmt is the system's here), binary caching, and the
-# real vcpkg_* helpers and post-build checks (emulated from vcpkg's sources).
+# registry baseline, vcpkg's fmt, nlohmann-json and cuda ports (the system's here), binary
+# caching, the RPATH fixup, and the real vcpkg_* helpers and post-build checks (emulated from
+# vcpkg's sources).
 # Usage: scripts/check-vcpkg-port.sh [work dir (default build/vcpkg-check)]
 # Env: CXX (default g++)
 set -euo pipefail
@@ -34,7 +39,6 @@ work=${1:-$root/build/vcpkg-check}
 work=$(mkdir -p "$work" && cd "$work" && pwd)
 cxx=${CXX:-g++}
 port="$root/ports/nsightkit"
-registry_port="$root/packaging/vcpkg/registry/ports/nsightkit"
 consumer="$root/examples/vcpkg_consumer"
 checks="$root/packaging/vcpkg/post_build_checks.py"
 tested=()
@@ -66,7 +70,6 @@ def load(p):
     with open(os.path.join(root, p)) as f:
         return json.load(f)
 port = load("ports/nsightkit/vcpkg.json")
-registry = load("packaging/vcpkg/registry/ports/nsightkit/vcpkg.json")
 app = load("examples/vcpkg_consumer/vcpkg.json")
 conf = load("examples/vcpkg_consumer/vcpkg-configuration.json")
 cfg = open(os.path.join(root, "include/nsightkit/config.hpp")).read()
@@ -74,13 +77,13 @@ version = ".".join(re.search(rf"#define NSIGHTKIT_VERSION_{p} (\d+)", cfg).group
 errors = []
 if port.get("name") != "nsightkit": errors.append("port name is not nsightkit")
 if port.get("version-semver") != version: errors.append(f"port version {port.get('version-semver')} != config.hpp {version}")
-if registry != port: errors.append("the registry port's vcpkg.json differs from ports/nsightkit/vcpkg.json")
+if "homepage" in port and "example.invalid" in port["homepage"]: errors.append("a placeholder homepage")
 names = {d if isinstance(d, str) else d["name"]: d for d in port.get("dependencies", [])}
 for host in ("vcpkg-cmake", "vcpkg-cmake-config"):
     if not isinstance(names.get(host), dict) or not names[host].get("host"):
         errors.append(f"{host} must be a host dependency")
-if set(names) != {"fmt", "vcpkg-cmake", "vcpkg-cmake-config"}:
-    errors.append(f"dependencies without features must be fmt and the host helpers, not {sorted(names)}")
+if set(names) != {"fmt", "nlohmann-json", "vcpkg-cmake", "vcpkg-cmake-config"}:
+    errors.append(f"dependencies without features must be fmt, nlohmann-json and the host helpers, not {sorted(names)}")
 cuda = port.get("features", {}).get("cuda", {})
 if "cuda" not in [d if isinstance(d, str) else d["name"] for d in cuda.get("dependencies", [])]:
     errors.append("the cuda feature must depend on vcpkg's cuda port")
@@ -98,11 +101,12 @@ if errors:
 print(f"manifests ok: nsightkit {version}, overlay-ports {overlays}")
 PY
 version=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version-semver"])' "$port/vcpkg.json")
-tested+=("manifests: name/version (= config.hpp), fmt only (+ cuda feature), host deps, registry manifest = overlay's, overlay path")
+tested+=("manifests: name/version (= config.hpp), fmt and nlohmann-json (+ cuda feature), host deps, overlay path")
 
 step "the post-build checks find what vcpkg finds (packages made wrong on purpose)"
 bad="$work/bad/packages/nsightkit_$triplet"
-mkdir -p "$bad/include/nsightkit" "$bad/share/pkgconfig" "$bad/lib/cmake/nsightkit" "$bad/share/nsightkit/empty"
+mkdir -p "$bad/include/nsightkit" "$bad/share/pkgconfig" "$bad/lib/cmake/nsightkit" "$bad/share/nsightkit/empty" "$bad/bin"
+echo "not a program" >"$bad/bin/nsightkit"
 echo "#pragma once" >"$bad/include/nsightkit/nsightkit.hpp"
 printf 'prefix=%s\nincludedir=${prefix}/include\n\nName: nsightkit\nDescription: x\nVersion: 1\nCflags: -I${includedir}\nLibs: -ldl\n' \
   "$bad" >"$bad/share/pkgconfig/nsightkit.pc"
@@ -110,11 +114,11 @@ echo "set(x 1)" >"$bad/lib/cmake/nsightkit/nsightkit-config.cmake"
 rc=0
 python3 "$checks" --package "$bad" --port "$port" --forbid "$work/bad/packages" >"$work/bad.log" 2>&1 || rc=$?
 for want in "Misplaced pkgconfig files" "absolute paths" "CMake files belong in share" "share/nsightkit/copyright" \
-            "did not install it to share/nsightkit/usage" "no empty directories"; do
+            "did not install it to share/nsightkit/usage" "no empty directories" "no bin/ directory in a static build"; do
   grep -qF "$want" "$work/bad.log" || { cat "$work/bad.log" >&2; fail "post_build_checks.py missed: $want"; }
 done
-[ "$rc" = 6 ] || { cat "$work/bad.log" >&2; fail "post_build_checks.py counted $rc problems, expected 6"; }
-tested+=("post_build_checks.py reports vcpkg's 6 problems in a package made wrong on purpose")
+[ "$rc" = 7 ] || { cat "$work/bad.log" >&2; fail "post_build_checks.py counted $rc problems, expected 7"; }
+tested+=("post_build_checks.py reports vcpkg's 7 problems in a package made wrong on purpose")
 
 installed="$work/installed/$triplet"
 run_port() {  # name, port dir, features, extra -D...
@@ -126,32 +130,42 @@ run_port() {  # name, port dir, features, extra -D...
   for f in include/nsightkit/nsightkit.hpp share/nsightkit/nsightkit-config.cmake \
            share/nsightkit/nsightkit-config-version.cmake share/nsightkit/nsightkit-targets.cmake \
            share/nsightkit/nsightkitDependencies.cmake share/nsightkit/nsightkit-find-nvtx3.py \
-           share/nsightkit/nsightkitCompiled.cmake share/nsightkit/src/nsightkit.cpp \
-           share/nsightkit/usage share/nsightkit/copyright share/pkgconfig/nsightkit.pc \
-           share/pkgconfig/nsightkit-fmt-header-only.pc; do
+           share/nsightkit/nsightkitLibrary.cmake share/nsightkit/src/nsightkit.cpp \
+           share/nsightkit/src/nsightkit_cuda.cpp share/nsightkit/src/nsightkit_startup.cpp \
+           share/nsightkit/usage share/nsightkit/copyright lib/pkgconfig/nsightkit.pc lib/libnsightkit.a \
+           lib/nsightkit/libnsightkit-nvtx.so tools/nsightkit/nsightkit; do
     [ -f "$installed/$f" ] || fail "$name: installed tree lacks $f"
   done
   if grep -q NSIGHTKIT_DISABLE "$installed/share/nsightkit/nsightkit-targets.cmake"; then
     fail "$name: the installed targets bake NSIGHTKIT_DISABLE in"
   fi
   # shellcheck disable=SC2016  # a literal ${pcfiledir}
-  grep -qx 'prefix=${pcfiledir}/../..' "$installed/share/pkgconfig/nsightkit.pc" || fail "$name: nsightkit.pc prefix not relocatable"
+  grep -qx 'prefix=${pcfiledir}/../..' "$installed/lib/pkgconfig/nsightkit.pc" || fail "$name: nsightkit.pc prefix not relocatable"
+  # The command, run from the installed tree, injects the installed tool library.
+  "$installed/tools/nsightkit/nsightkit" profile --report "table=$work/$name-profile.txt" -- "$nvtx_program" 0 \
+    >"$work/$name-profile.log" 2>&1 || { cat "$work/$name-profile.log" >&2; fail "$name: tools/nsightkit/nsightkit profile"; }
+  grep -q "train_step" "$work/$name-profile.txt" || fail "$name: nsightkit profile's table lacks the program's ranges"
 }
+# An unmodified NVTX program for the installed command to profile.
+nvtx_program="$work/nvtx_program"
+nvtx_inc=$(python3 "$root/cmake/nsightkit-find-nvtx3.py" 2>/dev/null) || nvtx_inc=/usr/local/cuda/include
+"$cxx" -std=c++17 -O1 -I"$nvtx_inc" "$root/tests/nvtx_tool/nvtx_program.cpp" -o "$nvtx_program" -ldl -pthread \
+  || fail "compile tests/nvtx_tool/nvtx_program.cpp"
 
 if [ -n "$cuda_root" ]; then
   step "overlay port, feature cuda ($triplet, CUDA at $cuda_root)"
   run_port overlay-cuda "$port" "core;cuda"
   [ -f "$installed/lib/pkgconfig/nsightkit-cupti.pc" ] || fail "feature cuda: no lib/pkgconfig/nsightkit-cupti.pc"
-  tested+=("overlay port [cuda]: emulated helpers, 0 post-build problems, nsightkit-cupti.pc in lib/pkgconfig")
+  tested+=("port [cuda] in this repository: emulated helpers, 0 post-build problems, nsightkit-cupti.pc in lib/pkgconfig, nsightkit profile from tools/nsightkit")
 else
-  untested+=("overlay port [cuda]: no CUDA toolkit (nvcc) in CUDA_PATH, CUDA_HOME or /usr/local/cuda")
+  untested+=("port [cuda]: no CUDA toolkit (nvcc) in CUDA_PATH, CUDA_HOME or /usr/local/cuda")
 fi
 
-step "registry port (vcpkg_from_github): release archive, update-registry-port.sh, SHA512 checked"
+step "the port outside this repository (vcpkg_from_github): release archive, update-registry-port.sh, SHA512 checked"
 reg="$work/registry/ports/nsightkit"
 mkdir -p "$(dirname "$reg")" "$work/downloads"
-cp -r "$registry_port" "$reg"
-repo=$(sed -n 's/^  REPO \(.*\)$/\1/p' "$registry_port/portfile.cmake")
+cp -r "$port" "$reg"
+repo=$(sed -n 's/^    REPO \(.*\)$/\1/p' "$port/portfile.cmake")
 archive="$work/downloads/${repo//\//-}-v$version.tar.gz"
 # What GitHub serves for the tag: the tree under one top directory (only what the port builds).
 tar -C "$root" -czf "$archive" --transform "s,^,${repo#*/}-$version/," CMakeLists.txt cmake include src tools LICENSE
@@ -169,14 +183,11 @@ log_has "SHA512 mismatch" "$work/registry-badsha.log" \
 cp "$work/archive.orig" "$archive"
 run_port registry "$reg" core
 grep -q "vcpkg_from_github: $repo@v$version (SHA512 ok)" "$work/registry.log" || fail "registry port: vcpkg_from_github was not used"
-tested+=("registry port: update-registry-port.sh wrote the archive's SHA512, a changed archive is refused, the port builds from the archive with 0 post-build problems")
+tested+=("the port as a registry port: update-registry-port.sh wrote the archive's SHA512, a changed archive is refused, the port builds from the archive with 0 post-build problems")
 
-step "overlay port, no features ($triplet)"
+step "the port in this repository, no features ($triplet)"
 run_port overlay "$port" core
-[ ! -e "$installed/lib" ] || fail "no features: the package has lib/ ($(find "$installed/lib" -type f | sed -n 1,3p))"
-grep -q "CMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON" "$work/buildtrees/nsightkit/config-$triplet-rel-out.log" \
-  || fail "no features: the toolkit was not kept out of the port's configure"
-tested+=("overlay port (no features): emulated helpers, 0 post-build problems, the toolkit not looked at, no lib/")
+tested+=("the port in this repository (no features): builds the checkout, emulated helpers, 0 post-build problems, libnsightkit, tools/nsightkit/nsightkit profile")
 
 build_consumer() {  # name, cmake source, extra args...
   local name=$1 src=$2; shift 2
@@ -228,8 +239,8 @@ tested+=("usage: find_package + target_link_libraries (enabled), + target_compil
 
 step "pkg-config modules named in usage"
 mapfile -t modules < <(awk '/provides pkg-config modules:/{f=1;next} /^[^ ]/{f=0} f && /^    [A-Za-z]/{print $1}' "$port/usage")
-[ "${modules[*]}" = "nsightkit nsightkit-fmt-header-only" ] || fail "usage names pkg-config modules '${modules[*]}'"
-export PKG_CONFIG_PATH="$installed/share/pkgconfig:$installed/lib/pkgconfig"
+[ "${modules[*]}" = "nsightkit" ] || fail "usage names pkg-config modules '${modules[*]}'"
+export PKG_CONFIG_PATH="$installed/lib/pkgconfig"
 finder_line=$(grep -E '^    python3 .*nvtx3_finder' "$port/usage" | sed 's/^    //') || fail "usage gives no nvtx3_finder line"
 define=$(eval "$finder_line") || fail "usage's line '$finder_line' failed"
 echo "  $finder_line -> $define"
@@ -240,10 +251,10 @@ for module in "${modules[@]}"; do
     $(pkg-config "$define" --cflags --libs "$module") -pthread || fail "compile with pkg-config --cflags --libs $module"
   "$work/pkgconfig_$module" | tail -1
 done
-if readelf -d "$work/pkgconfig_nsightkit-fmt-header-only" | grep NEEDED | grep -c libfmt >/dev/null; then
-  fail "the nsightkit-fmt-header-only program links libfmt"
+if readelf -d "$work/pkgconfig_nsightkit" | grep NEEDED | grep -c libfmt >/dev/null; then
+  fail "the pkg-config program links libfmt"
 fi
-tested+=("pkg-config: ${modules[*]} from installed/$triplet (prefix=\${pcfiledir}/../.., --validate clean, NVTX3 by usage's nvtx3_finder line)")
+tested+=("pkg-config: ${modules[*]} from installed/$triplet (prefix=\${pcfiledir}/../.., --validate clean, NVTX3 by usage's nvtx3_finder line, libnsightkit linked, no libfmt)")
 
 echo "check-vcpkg-port: $(cmake --version | sed -n 1p), $("$cxx" --version | sed -n 1p), triplet $triplet"
 for t in "${tested[@]}"; do echo "  passed: $t"; done

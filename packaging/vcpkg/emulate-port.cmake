@@ -5,7 +5,7 @@
 #         -P emulate-port.cmake
 #
 # The portfile itself is include()d unchanged; the vcpkg helpers it calls are replaced by functions
-# that do what vcpkg's do for this header-only port, with plain CMake:
+# that do what vcpkg's do for this port, with plain CMake:
 #   VERSION, FEATURES          -> from the port's vcpkg.json and -DFEATURES (default core)
 #   vcpkg_from_github          -> the archive vcpkg would download, <DOWNLOADS>/<org>-<repo>-<ref>
 #                                 .tar.gz (no network here), checked against SHA512 and extracted
@@ -23,8 +23,8 @@
 #                                 (vcpkg runs the same check)
 #   vcpkg_install_copyright    -> concatenates FILE_LIST into share/<port>/copyright
 # Then vcpkg's post-build checks (post_build_checks.py, beside this file) must find no problem.
-# Not emulated: vcpkg's toolchain file and environment, the binary cache, and the ports the port
-# depends on (fmt and cuda are the system's).
+# Not emulated: vcpkg's toolchain file and environment, the binary cache, the RPATH fixup of ELF
+# files, and the ports the port depends on (fmt, nlohmann-json and cuda are the system's).
 cmake_minimum_required(VERSION 3.22)
 foreach(v PORT_DIR WORK TRIPLET)
   if(NOT DEFINED ${v})
@@ -270,15 +270,16 @@ endif()
 if(_emu_skip_copyright)
   file(REMOVE "${CURRENT_PACKAGES_DIR}/share/${PORT}/copyright")
 endif()
-foreach(dir debug bin)
-  if(EXISTS "${CURRENT_PACKAGES_DIR}/${dir}")
-    message(FATAL_ERROR "emulate-port: a header-only release-only port installed ${dir}/")
-  endif()
-endforeach()
-file(GLOB_RECURSE _emu_lib_files RELATIVE "${CURRENT_PACKAGES_DIR}" "${CURRENT_PACKAGES_DIR}/lib/*")
+# What the port installs besides headers and share/: libnsightkit, the pkg-config modules, the NVTX
+# tool libraries and the command in tools/<port>; no debug tree (release-only).
+if(EXISTS "${CURRENT_PACKAGES_DIR}/debug")
+  message(FATAL_ERROR "emulate-port: a release-only port installed debug/")
+endif()
+file(GLOB_RECURSE _emu_lib_files RELATIVE "${CURRENT_PACKAGES_DIR}" "${CURRENT_PACKAGES_DIR}/lib/*"
+     "${CURRENT_PACKAGES_DIR}/tools/*")
 foreach(f IN LISTS _emu_lib_files)
-  if(NOT f MATCHES "^lib/pkgconfig/[^/]+\\.pc$")
-    message(FATAL_ERROR "emulate-port: a header-only port installed ${f}")
+  if(NOT f MATCHES "^(lib/pkgconfig/[^/]+\\.pc|lib/lib${PORT}\\.a|lib/${PORT}/lib[^/]+\\.so|tools/${PORT}/${PORT})$")
+    message(FATAL_ERROR "emulate-port: the port installed an unexpected file ${f}")
   endif()
 endforeach()
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""vcpkg's post-build checks, for a Linux release-only (header-only) package, without vcpkg.
+"""vcpkg's post-build checks, for a Linux release-only static package, without vcpkg.
 
     post_build_checks.py --package <packages/<port>_<triplet>> --port <ports/<port>> \\
         --forbid <packages root> --forbid <installed root> --forbid <buildtrees> --forbid <downloads>
 
 Re-implements, for what vcpkg checks on a non-Windows triplet with VCPKG_BUILD_TYPE release, the
 checks of vcpkg-tool's post-build lint (src/vcpkg/postbuildlint.cpp): files in include/; no
-restricted (standard library) headers at include/'s top; no debug/include or debug/share;
+restricted (standard library) headers at include/'s top; no debug/include or debug/share; no
+bin/ or debug/bin/ in a static build (programs belong in tools/<port>);
 no CMake files in cmake/, lib/cmake, debug/cmake or debug/lib/cmake; share/<port>/copyright;
 share/<port>/usage when the port has a usage file; no empty directories; no regular files at the
 package's top or in debug/; .pc files only in lib/pkgconfig, or in share/pkgconfig when they
@@ -106,6 +107,10 @@ def main():
     for d in ("debug/include", "debug/share"):
         if os.path.isdir(os.path.join(pkg, d)):
             warn(f"{d} should not exist", [d])
+    # Linux triplets link statically (VCPKG_LIBRARY_LINKAGE static).
+    for d in ("bin", "debug/bin"):
+        if os.path.isdir(os.path.join(pkg, d)):
+            warn(f"There should be no {d}/ directory in a static build, but it is present", [d])
     cmake_dirs = ("cmake/", "debug/cmake/", "lib/cmake/", "debug/lib/cmake/")
     misplaced_cmake = [f for f in files if f.endswith(".cmake") and f.replace(os.sep, "/").startswith(cmake_dirs)]
     if misplaced_cmake:

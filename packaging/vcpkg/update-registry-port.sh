@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Makes the registry port (packaging/vcpkg/registry/ports/nsightkit) point at a release of
-# nsightkit: "version-semver" in its vcpkg.json, REPO and SHA512 in its portfile.cmake (REF is
-# "v${VERSION}", the release tag). Run it for each release, after the tag is pushed:
+# Makes nsightkit's vcpkg port (ports/nsightkit) point at a release of nsightkit for a registry:
+# "version-semver" in its vcpkg.json, REPO and SHA512 in its portfile.cmake (REF is "v${VERSION}",
+# the release tag), which the port uses wherever it is not inside nsightkit's repository. Run it
+# for each release, after the tag is pushed, and commit the change:
 #
 #   packaging/vcpkg/update-registry-port.sh --repo <owner>/<name> --version 0.2.0
 #       downloads https://github.com/<owner>/<name>/archive/v0.2.0.tar.gz (what vcpkg_from_github
@@ -9,8 +10,7 @@
 #   packaging/vcpkg/update-registry-port.sh --repo <owner>/<name> --version 0.2.0 --archive <file>
 #       the same with an archive already at hand (no network)
 #
-# It also checks that the port's portfile, below its source line, is the overlay port's
-# (ports/nsightkit), and that the version is config.hpp's. Then publish the port directory: to a
+# It also checks that the version is config.hpp's. Then publish the port directory: to a
 # registry of your own (copy it to <registry>/ports/nsightkit, commit, then
 # `vcpkg x-add-version nsightkit --x-builtin-ports-root=ports --x-builtin-registry-versions-dir=versions`
 # and commit again), or as a pull request to microsoft/vcpkg (copy it to ports/nsightkit, then
@@ -18,7 +18,7 @@
 # Options: --port-dir <dir> updates another copy of the port (the check script uses it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-port="$root/packaging/vcpkg/registry/ports/nsightkit"
+port="$root/ports/nsightkit"
 repo="" version="" archive=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -39,14 +39,6 @@ cfg="$root/include/nsightkit/config.hpp"
 cfg_version=$(for p in MAJOR MINOR PATCH; do sed -n "s/^#define NSIGHTKIT_VERSION_$p \([0-9]*\).*/\1/p" "$cfg"; done | paste -sd.)
 [ "$cfg_version" = "$version" ] || fail "config.hpp says $cfg_version, not $version: release from the tagged commit"
 
-marker='# ---- the same in both ports from here on ----'
-body() { sed -n "/^$marker\$/,\$p" "$1"; }
-[ -n "$(body "$root/ports/nsightkit/portfile.cmake")" ] || fail "ports/nsightkit/portfile.cmake lacks the line '$marker'"
-if ! diff <(body "$root/ports/nsightkit/portfile.cmake") <(body "$port/portfile.cmake") >/dev/null; then
-  diff <(body "$root/ports/nsightkit/portfile.cmake") <(body "$port/portfile.cmake") >&2 || true
-  fail "the registry portfile differs from ports/nsightkit/portfile.cmake below '$marker' (above: - overlay, + registry)"
-fi
-
 if [ -z "$archive" ]; then
   url="https://github.com/$repo/archive/v$version.tar.gz"
   archive=$(mktemp)
@@ -61,9 +53,9 @@ import json, re, sys
 port, repo, version, sha = sys.argv[1:]
 pf = f"{port}/portfile.cmake"
 text = open(pf).read()
-text, n1 = re.subn(r"(\n  REPO )\S+", rf"\g<1>{repo}", text, count=1)
-text, n2 = re.subn(r"(\n  SHA512 )\S+", rf"\g<1>{sha}", text, count=1)
-if n1 != 1 or n2 != 1 or '\n  REF "v${VERSION}"' not in text:
+text, n1 = re.subn(r"(\n[ \t]+REPO )\S+", rf"\g<1>{repo}", text, count=1)
+text, n2 = re.subn(r"(\n[ \t]+SHA512 )\S+", rf"\g<1>{sha}", text, count=1)
+if n1 != 1 or n2 != 1 or not re.search(r'\n[ \t]+REF "v\$\{VERSION\}"', text):
     sys.exit(f"update-registry-port: {pf}: expected one REPO, one SHA512 and REF \"v${{VERSION}}\" in vcpkg_from_github")
 open(pf, "w").write(text)
 vj = f"{port}/vcpkg.json"
