@@ -3,7 +3,7 @@
 #include <nsightkit/module.hpp>
 #include <nsightkit/range.hpp>
 
-void static_lib_work(int step) {
+void static_lib_work([[maybe_unused]] int step) {  // unused when disabled: the macro vanishes
   NSIGHTKIT_RANGE("lib step {}", step);
   NSIGHTKIT_MODULE("lib layer");
 }
