@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every nsightkit test on this machine: the same script CI runs (.ci/run).
-#   1. g++ (-O2, no debug information): all tests, examples and benchmarks built; nvcc TUs when
-#      CUDA exists
+#   1. g++ (-O2, no debug information): all tests, examples and benchmarks built, in the compiled
+#      mode nsightkit::nsightkit gives (libnsightkit), the range, module, pool and graph tests also
+#      header-only; nvcc TUs when CUDA exists
 #   2. g++ with NSIGHTKIT_DISABLE=ON: the suite again (less benchmarks and the packaging test),
 #      proving the disabled build silent
 #   3. clang++ with ThreadSanitizer: the tests labelled "tsan" (only their executables are built);
@@ -9,10 +10,11 @@
 #   4. clang-format check, Doxygen API reference with warnings as errors
 #   5. packaging: Conan 2 create (offline) and the vcpkg overlay port's install tree
 #   6. CPU only, with clang++ and AddressSanitizer + UndefinedBehaviorSanitizer: the CUDA toolkit
-#      hidden, NVTX3 from PyPI's nvidia-nvtx (installed from PyPI): the tests and examples built,
-#      the CPU suite run under the sanitizers (each header on its own in the enabled mode only),
-#      and the NVTX3 provider order (scripts/check-cpu-only.sh): one build is both the sanitizer
-#      suite and the CPU-only check.
+#      hidden, NVTX3 from PyPI's nvidia-nvtx (installed from PyPI): the tests and examples built
+#      header-only (NSIGHTKIT_TEST_HEADER_ONLY: what a plain -I user gets), the CPU suite run under
+#      the sanitizers (each header on its own in the enabled mode only), and the NVTX3 provider
+#      order (scripts/check-cpu-only.sh): one build is the sanitizer suite, the CPU-only check and
+#      the whole suite header-only.
 # Tests labelled "gpu" report themselves skipped where no CUDA device exists.
 # Usage: scripts/run-tests.sh [--no-install]
 set -euo pipefail
@@ -90,10 +92,10 @@ run_check format bash "$root/scripts/check-format.sh"
 run_check docs bash "$root/scripts/build-docs.sh" "$out/docs"
 run_check conan bash "$root/scripts/check-conan.sh" "$out/conan"
 run_check vcpkg-port bash "$root/scripts/check-vcpkg-port.sh" "$out/vcpkg"
-# The sanitizer suite: each header on its own is compiled in one mode here (clang++), in all
-# three in the gcc suite; the Python tools' tests and the packaging test run in the gcc suite.
+# The sanitizer suite, header-only: each header on its own is compiled in one mode here (clang++),
+# in all four in the gcc suite; the Python tools' tests and the packaging test run in the gcc suite.
 run_check cpu-only-asan env CXX=clang++ CC=clang CPU_ONLY_BUILD_TYPE=Debug CPU_ONLY_FLAGS="$asan" \
-  CPU_ONLY_CMAKE_ARGS="-DNSIGHTKIT_BUILD_EXAMPLES=ON -DNSIGHTKIT_TEST_HEADER_MODES=enabled" \
+  CPU_ONLY_CMAKE_ARGS="-DNSIGHTKIT_BUILD_EXAMPLES=ON -DNSIGHTKIT_TEST_HEADER_MODES=enabled -DNSIGHTKIT_TEST_HEADER_ONLY=ON" \
   bash "$root/scripts/check-cpu-only.sh" "$out/cpu-only"
 
 if [ ${#failed[@]} -ne 0 ]; then
