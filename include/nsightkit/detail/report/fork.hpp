@@ -5,8 +5,9 @@
 // them after, so no lock is left held by a thread that does not exist in the child. The child then
 // forgets what the parent recorded (its report starts at the fork), forgets the ranges open at the
 // fork (their pops are ignored), makes no CUDA call if the parent had used CUDA (a CUDA context
-// does not survive fork), writes files of its own (".pidN" in their names) and gets a watcher of
-// its own for signals and snapshots (the parent's thread does not exist in the child).
+// does not survive fork) and writes files of its own (".pidN" in their names) at exit; it starts
+// no thread (the parent's watcher and streaming worker do not exist in it), so its signals act as
+// they did before the report.
 #pragma once
 
 #include <nsightkit/config.hpp>

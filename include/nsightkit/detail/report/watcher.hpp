@@ -9,7 +9,7 @@
 //     they end; without any window, the outputs are written at once;
 //   - the end of a requested capture, and the snapshot period: the file outputs are written.
 // It blocks every asynchronous signal, so the kernel delivers them to the program's threads, as
-// it did before the report. A forked child gets a watcher of its own.
+// it did before the report. A forked child has none: there signals act as before the report.
 #pragma once
 
 #include <nsightkit/config.hpp>
@@ -108,22 +108,20 @@ class Watcher {
   /// Fork: held across it, so the child never inherits the watcher's lock taken.
   void fork_lock() noexcept { mutex_.lock(); }
   void fork_unlock() noexcept { mutex_.unlock(); }
-  /// A forked child: the parent's thread does not run here and its pipe is the parent's; a new
-  /// pipe, and a new thread when the parent had one. Under the lock (fork_lock()).
+  /// A forked child: the parent's thread does not run here and its pipe is the parent's. The
+  /// child starts no thread of its own (a process forked from threads may not, POSIX says, before
+  /// it execs): its signals act as they did before the report, and its outputs are written at
+  /// exit. Under the lock (fork_lock()).
   void after_fork_child() noexcept {
-    bool const had = thread_ != nullptr;
+    signals::signal_state.wake_fd.store(-1, std::memory_order_release);
     thread_ = nullptr;  // the parent's: it does not exist in the child
     if (read_fd_ >= 0) ::close(read_fd_);
     if (write_fd_ >= 0) ::close(write_fd_);
     read_fd_ = write_fd_ = -1;
-    signals::signal_state.wake_fd.store(-1, std::memory_order_release);
+    stop_ = true;
     signals::signal_state.pending.store(0, std::memory_order_relaxed);
     signals::signal_state.ending.store(0, std::memory_order_relaxed);
     capture_writes_.store(0, std::memory_order_relaxed);
-    if (had && !stop_) {
-      NSIGHTKIT_DETAIL_TRY { (void)start_locked(); }
-      NSIGHTKIT_DETAIL_CATCH(...) {}
-    }
   }
 
  private:
@@ -283,9 +281,13 @@ class Watcher {
     WriteWay way;
     way.console_table = !program && write_hook.load(std::memory_order_acquire) == nullptr;
     way.occasion = occasion.c_str();
+    way.urgent = true;
     (void)write_local(way);
     if (program) return;  // its handler ran at the signal: the program decides what comes next
     if (exiting_.load(std::memory_order_acquire)) return;  // it exits anyway, with its status
+    // No other write may begin (and be cut) before the process ends: a write that began since
+    // finishes first, then the lock is kept.
+    std::unique_lock<std::mutex> const last = lock_writes(true);
     std::fflush(stderr);
     signals::default_action(sig);
     sigset_t one;

@@ -22,6 +22,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
@@ -29,6 +30,9 @@ namespace detail::report {
 
 /// Serialises every write of the outputs in the process.
 NSIGHTKIT_DETAIL_VISIBLE inline std::mutex write_mutex;
+/// Writes for a signal waiting for write_mutex: the others let them in first, so a program that
+/// calls Report::write() in a loop cannot keep a signal's write waiting.
+NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<int> urgent_writes{0};
 /// Outputs that did not reach their place (a strict report makes the exit status say so).
 NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<unsigned> outputs_failed{0};
 
@@ -80,13 +84,26 @@ struct WriteWay {
   bool console_table{true};
   bool quiet{false};
   char const* occasion{nullptr};
+  bool urgent{false};  // for a signal: ahead of the writes that have not begun
 };
+
+/// Takes write_mutex, letting urgent writes go first.
+inline std::unique_lock<std::mutex> lock_writes(bool urgent) {
+  if (urgent) {
+    urgent_writes.fetch_add(1, std::memory_order_acq_rel);
+    std::unique_lock<std::mutex> lock{write_mutex};
+    urgent_writes.fetch_sub(1, std::memory_order_acq_rel);
+    return lock;
+  }
+  while (urgent_writes.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+  return std::unique_lock<std::mutex>{write_mutex};
+}
 
 /// Writes every output the options configure from `snap` (see WriteWay). False when one did not
 /// reach its place.
 inline bool write_snapshot(ReportSnapshot const& snap, WriteWay way) noexcept {
   NSIGHTKIT_DETAIL_TRY {
-    std::lock_guard<std::mutex> writing{write_mutex};
+    std::unique_lock<std::mutex> const writing = lock_writes(way.urgent);
     ReportOptions const o = [] {
       State* s = state();
       if (s == nullptr) return ReportOptions{};
@@ -181,7 +198,7 @@ inline bool write_html_file(std::string const& path) noexcept {
     std::string const target = output_path_here(path);
     auto produce = [&](TextSink& sink) { write_html(sink, snap); };
     std::string done;
-    std::lock_guard<std::mutex> writing{write_mutex};
+    std::unique_lock<std::mutex> const writing = lock_writes(false);
     bool const ok = write_output(target, "HTML page", "report", ".html", produce, done);
     if (!done.empty()) std::fprintf(stderr, "nsightkit report: wrote %s\n", done.c_str());
     return ok;
