@@ -175,3 +175,16 @@ endif()
 # The pieces for long jobs in one process: grammar, rank names, the process claim, start/end names
 # capped, GPU busy folding (the signals themselves: run_long_jobs.py above).
 nsightkit_add_test(test_report_jobs SOURCES report/test_report_jobs.cpp NO_RECORDER)
+
+# SIGTERM to a CUDA program measured by CUPTI: the records flushed and written, on a device.
+if(TARGET nsightkit::cupti AND NSIGHTKIT_HAVE_CUDA_LANGUAGE AND _nsk_report_mode STREQUAL "enabled")
+  add_executable(report_signals_gpu_demo report/report_signals_gpu_demo.cu)
+  target_link_libraries(report_signals_gpu_demo PRIVATE nsightkit::cupti nsightkit_warnings CUDA::cudart)
+  target_include_directories(report_signals_gpu_demo PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  nsightkit_add_gpu_test(test_report_signals_gpu SOURCES report/test_report_signals_gpu.cu NO_RECORDER)
+  if(TARGET test_report_signals_gpu)
+    target_compile_definitions(test_report_signals_gpu PRIVATE
+      NSK_DEMO="$<TARGET_FILE:report_signals_gpu_demo>" NSK_TEST_OUT="${CMAKE_CURRENT_BINARY_DIR}")
+    add_dependencies(test_report_signals_gpu report_signals_gpu_demo)
+  endif()
+endif()
