@@ -486,12 +486,12 @@ class CaptureWindow {
   bool use_profiler_api_{false};
   bool use_nvtx_{false};
   std::atomic<bool> capturing_{false};
-  std::atomic<bool> armed_{false};  // in warm-up steps, counted in capture_state.armed_windows
+  std::atomic<bool> armed_{false};    // in warm-up steps, counted in capture_state.armed_windows
   std::atomic<bool> counted_{false};  // counted in capture_state.windows (until closed)
   std::uint64_t requests_seen_{0};    // capture_state.requests taken; by the stepping thread
   std::atomic<std::int64_t> demand_first_{-1};  // first step of the latest requested capture
   std::int64_t requested_windows_{0};           // requested captures begun; registry mutex
-  bool window_requested_{false};  // the open capture was requested; registry mutex
+  bool window_requested_{false};                // the open capture was requested; registry mutex
   std::int64_t window_first_{0};
   std::optional<UniqueRange> nvtx_window_{};  // engaged while the NVTX window range is open
   std::vector<CaptureCallback> on_start_{};

@@ -125,7 +125,8 @@ void finish() {
 
 template <class Fn>
 void install(NvtxFunctionTable t, unsigned int n, unsigned int id, Fn fn) {
-  if (t != nullptr && id < n && t[id] != nullptr) *t[id] = reinterpret_cast<NvtxFunctionPointer>(fn);
+  if (t != nullptr && id < n && t[id] != nullptr)
+    *t[id] = reinterpret_cast<NvtxFunctionPointer>(fn);
 }
 
 bool start_cupti() {

@@ -102,7 +102,7 @@ TEST_CASE("a request made inside a cycle of the window's schedule is taken after
   CaptureWindow w{CaptureSchedule{1, 1, 2}, options_for(b)};  // W U A A, then done
   CHECK(steps(w, b, 2) == "WU");
   nsk::request_capture();
-  CHECK(steps(w, b, 2) == "AA");        // the schedule's own window runs as it would have
+  CHECK(steps(w, b, 2) == "AA");  // the schedule's own window runs as it would have
   CHECK(steps(w, b, 4) == (on ? "UAAD" : "DDDD"));  // then the request: warm-up 1, active 2
   CHECK(b.calls == when_on({"start 2", "stop 3", "start 5", "stop 6"}));
 }

@@ -8,8 +8,8 @@
 
 #include <mpi.h>
 
-#include <cstdio>
 #include <unistd.h>
+#include <cstdio>
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);

@@ -23,7 +23,8 @@ void report() { std::fprintf(stderr, "other tool: %d pushes\n", pushes.load()); 
 
 template <class Fn>
 void install(NvtxFunctionTable t, unsigned int n, unsigned int id, Fn fn) {
-  if (t != nullptr && id < n && t[id] != nullptr) *t[id] = reinterpret_cast<NvtxFunctionPointer>(fn);
+  if (t != nullptr && id < n && t[id] != nullptr)
+    *t[id] = reinterpret_cast<NvtxFunctionPointer>(fn);
 }
 
 }  // namespace

@@ -106,9 +106,7 @@ int main(int argc, char** argv) {
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) workers.emplace_back(record, t);
   while (started.load() < threads) std::this_thread::yield();
-  {
-    nsightkit::ScopedRange r{"main loop"};
-  }
+  { nsightkit::ScopedRange r{"main loop"}; }
   std::printf("ready\n");
   std::fflush(stdout);
   if (capture) {
@@ -131,9 +129,7 @@ int main(int argc, char** argv) {
   }
   stop.store(true);
   for (auto& w : workers) w.join();
-  {
-    nsightkit::ScopedRange r{"after signal"};
-  }
+  { nsightkit::ScopedRange r{"after signal"}; }
   if (signalled != 0) std::printf("handler called for signal %d\n", static_cast<int>(signalled));
   if (usr1 != 0) std::printf("SIGUSR1 handled %d times\n", static_cast<int>(usr1));
   return 0;

@@ -51,12 +51,18 @@ std::string parse_error(std::string const& spec) {
 
 /// Unsets every launcher variable for a scope.
 struct NoLauncher {
-  ScopedEnv v[12] = {{"OMPI_COMM_WORLD_RANK", nullptr}, {"OMPI_COMM_WORLD_SIZE", nullptr},
-                     {"PMI_RANK", nullptr},             {"PMI_SIZE", nullptr},
-                     {"SLURM_PROCID", nullptr},         {"SLURM_NTASKS", nullptr},
-                     {"SLURM_STEP_NUM_TASKS", nullptr}, {"RANK", nullptr},
-                     {"WORLD_SIZE", nullptr},           {"LOCAL_RANK", nullptr},
-                     {"LOCAL_WORLD_SIZE", nullptr},     {"NSIGHTKIT_REPORT_STRICT", nullptr}};
+  ScopedEnv v[12] = {{"OMPI_COMM_WORLD_RANK", nullptr},
+                     {"OMPI_COMM_WORLD_SIZE", nullptr},
+                     {"PMI_RANK", nullptr},
+                     {"PMI_SIZE", nullptr},
+                     {"SLURM_PROCID", nullptr},
+                     {"SLURM_NTASKS", nullptr},
+                     {"SLURM_STEP_NUM_TASKS", nullptr},
+                     {"RANK", nullptr},
+                     {"WORLD_SIZE", nullptr},
+                     {"LOCAL_RANK", nullptr},
+                     {"LOCAL_WORLD_SIZE", nullptr},
+                     {"NSIGHTKIT_REPORT_STRICT", nullptr}};
 };
 
 }  // namespace
@@ -87,8 +93,9 @@ TEST_CASE("signals, triggers, snapshots and strict in NSIGHTKIT_REPORT") {
              Catch::Contains("'SEGV' is not a signal the report handles (TERM, INT, HUP"));
   CHECK_THAT(parse_error("table,signals=TERM+15"), Catch::Contains("SIGTERM is given twice"));
   CHECK_THAT(parse_error("table,signals=TERM+"), Catch::Contains("is not a signal"));
-  CHECK_THAT(parse_error("table,trigger-signal=USR1"),
-             Catch::Contains("SIGUSR1 is both in signals= (write the outputs) and trigger-signal="));
+  CHECK_THAT(
+      parse_error("table,trigger-signal=USR1"),
+      Catch::Contains("SIGUSR1 is both in signals= (write the outputs) and trigger-signal="));
   CHECK_THAT(parse_error("table,trigger-signal=KILL"), Catch::Contains("not a signal the report"));
   CHECK_THAT(parse_error("table,snapshot-every=5ms"), Catch::Contains("bad duration"));
   CHECK_THAT(parse_error("table,snapshot-every=soon"), Catch::Contains("bad duration"));
@@ -150,7 +157,7 @@ TEST_CASE("a rank set by a component (nsightkit::mpi) wins over the variables, i
   CHECK(Report::rank() == 1);
   CHECK(Report::output_path("s.json") == "s.rank1.json");
   CHECK(std::getenv("RANK") == std::string{"7"});  // nothing written to the environment
-  nd::set_process_rank(0, 1);                       // one rank: no suffix
+  nd::set_process_rank(0, 1);                      // one rank: no suffix
   CHECK_FALSE(Report::rank());
   CHECK(Report::output_path("s.json") == "s.json");
   nd::set_process_rank(-1, -1);

@@ -34,7 +34,8 @@ std::string read_file(std::string const& path) {
 TEST_CASE("SIGTERM: the CUPTI source's records are in the outputs, the process ends by it") {
   std::string const dir = std::string{NSK_TEST_OUT} + "/report_signals_gpu";
   REQUIRE(std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str()) == 0);
-  std::string const spec = "NSIGHTKIT_REPORT=json=" + dir + "/s.json,trace=" + dir + "/t.json,gpu=cupti";
+  std::string const spec =
+      "NSIGHTKIT_REPORT=json=" + dir + "/s.json,trace=" + dir + "/t.json,gpu=cupti";
   int out[2];
   REQUIRE(::pipe(out) == 0);
   posix_spawn_file_actions_t actions;

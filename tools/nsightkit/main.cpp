@@ -10,8 +10,8 @@
 #include <vector>
 
 #if defined(__linux__)
-#include <climits>
 #include <unistd.h>
+#include <climits>
 #endif
 
 namespace nsightkit_command {

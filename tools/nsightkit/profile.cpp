@@ -156,8 +156,7 @@ int run_profile(Invocation const& call) {
                  tried.c_str());
     return 2;
   }
-  if (other != nullptr && *other != '\0' &&
-      std::strstr(other, "libnsightkit-nvtx") == nullptr) {
+  if (other != nullptr && *other != '\0' && std::strstr(other, "libnsightkit-nvtx") == nullptr) {
     std::fprintf(stderr,
                  "nsightkit profile: another NVTX tool is attached (NVTX_INJECTION64_PATH=%s); "
                  "the program runs under it, and the report hears only nsightkit's own ranges\n",

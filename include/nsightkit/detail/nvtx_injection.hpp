@@ -19,7 +19,8 @@ class NvtxModuleTables {
     if (get != nullptr) {
       callbacks_ = static_cast<NvtxExportTableCallbacks const*>(get(NVTX_ETID_CALLBACKS));
     }
-    if (callbacks_ != nullptr && callbacks_->GetModuleFunctionTable == nullptr) callbacks_ = nullptr;
+    if (callbacks_ != nullptr && callbacks_->GetModuleFunctionTable == nullptr)
+      callbacks_ = nullptr;
   }
 
   /// False when the module gave no tables (an NVTX too old or broken): the tool declines it.

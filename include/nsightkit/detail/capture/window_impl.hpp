@@ -211,10 +211,10 @@ NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::stop_capture(std::int64_t last,
     edge.last_active =
         detail::capture_state.active_windows.fetch_sub(1, std::memory_order_acq_rel) == 1;
     detail::capture::unlink(link_);
-    edge.event = CaptureEvent{window_first_, last < window_first_ ? window_first_ : last,
-                              window_requested_ ? requested_windows_ - 1
-                                                : schedule_.cycle_of(window_first_),
-                              complete, window_requested_};
+    edge.event =
+        CaptureEvent{window_first_, last < window_first_ ? window_first_ : last,
+                     window_requested_ ? requested_windows_ - 1 : schedule_.cycle_of(window_first_),
+                     complete, window_requested_};
     // Counted before the edge is told, so the report sees a requested capture end.
     if (window_requested_) {
       detail::capture_state.requested_stops.fetch_add(1, std::memory_order_acq_rel);

@@ -42,7 +42,7 @@ inline void fork_prepare() noexcept {
   s->se_mutex.lock();
   for (auto const& t : s->threads) t->lock.lock();
   if (EventsSource* ev = events_source_ptr.load(std::memory_order_acquire)) ev->fork_lock();
-  counters.mutex.lock();  // a leaf: held alone by counter_sample()
+  counters.mutex.lock();         // a leaf: held alone by counter_sample()
   s->stream_names_mutex.lock();  // a leaf
 }
 

@@ -337,8 +337,8 @@ inline bool spec_asks_strict(std::string_view spec) noexcept {
   std::size_t pos = 0;
   while (pos <= spec.size()) {
     std::size_t const comma = spec.find(',', pos);
-    std::string_view const item =
-        trim(spec.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
+    std::string_view const item = trim(
+        spec.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
     pos = comma == std::string_view::npos ? spec.size() + 1 : comma + 1;
     if (item == "strict") return true;
     if (item.compare(0, 7, "strict=") == 0) {

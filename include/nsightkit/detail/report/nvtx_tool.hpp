@@ -17,7 +17,8 @@
 #include <nsightkit/detail/thread.hpp>
 
 #if !NSIGHTKIT_ENABLED
-#error "nsightkit/detail/report/nvtx_tool.hpp must not be included when NSIGHTKIT_DISABLE is defined"
+#error                                                                                             \
+    "nsightkit/detail/report/nvtx_tool.hpp must not be included when NSIGHTKIT_DISABLE is defined"
 #endif
 
 #include <nvtx3/nvToolsExt.h>

@@ -150,8 +150,9 @@ inline bool parse_signals(std::string_view v, std::vector<int>& out, std::string
 inline std::string signal_clash(ReportOptions const& o) {
   for (int const s : o.signals) {
     if (s == o.trigger_signal) {
-      return signal_name(s) + " is both in signals= (write the outputs) and trigger-signal= "
-                              "(request a capture); give it one job";
+      return signal_name(s) +
+             " is both in signals= (write the outputs) and trigger-signal= "
+             "(request a capture); give it one job";
     }
   }
   return {};
@@ -199,9 +200,9 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
     count
   };
   static constexpr char const* names[count] = {
-      "table",   "json",         "csv",           "trace",          "captured",     "threads",
-      "gpu",     "samples",      "trace-events",  "paths",          "depth",        "gpu-depth",
-      "advice",  "domains",      "signals",       "trigger-signal", "trigger-file", "snapshot-every",
+      "table",  "json",    "csv",          "trace",          "captured",     "threads",
+      "gpu",    "samples", "trace-events", "paths",          "depth",        "gpu-depth",
+      "advice", "domains", "signals",      "trigger-signal", "trigger-file", "snapshot-every",
       "strict"};
   bool seen[count] = {};
   bool seen_html = false, seen_trace_size = false;
@@ -313,7 +314,8 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
           return fail(quoted + " needs a value (signals=off, or signal names joined by '+')");
         }
         std::string why;
-        if (!parse_signals(value, o.signals, why)) return fail("bad value in " + quoted + ": " + why);
+        if (!parse_signals(value, o.signals, why))
+          return fail("bad value in " + quoted + ": " + why);
         break;
       }
       case trigger_signal:

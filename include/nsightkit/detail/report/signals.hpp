@@ -197,7 +197,8 @@ inline std::vector<int> install(std::vector<int> const& ends, int trigger) {
     } else {
       sigemptyset(&ours.sa_mask);
     }
-    ours.sa_flags = SA_SIGINFO | (program ? (now.sa_flags & (SA_RESTART | SA_ONSTACK)) : SA_RESTART);
+    ours.sa_flags =
+        SA_SIGINFO | (program ? (now.sa_flags & (SA_RESTART | SA_ONSTACK)) : SA_RESTART);
     if (::sigaction(sig, &ours, nullptr) == 0) {
       slot.installed = true;
     } else {

@@ -372,8 +372,8 @@ struct State {
   std::vector<StartEndStats> se_stats;
   std::unordered_map<std::string, std::uint32_t> se_index;
   std::vector<StartEndEvent> se_trace;  // streamed with the threads' events (trace_stream.hpp)
-  std::uint64_t se_over_limit{0};      // ends counted under "(other start/end ranges)"
-  std::uint64_t se_dropped{0};         // trace events past max_trace_events between two pieces
+  std::uint64_t se_over_limit{0};       // ends counted under "(other start/end ranges)"
+  std::uint64_t se_dropped{0};          // trace events past max_trace_events between two pieces
 
   // The default clock: the TSC calibrated against steady_clock where that is sound, else
   // steady_clock (clock.hpp). Calibrated once per process, before first use.
@@ -384,9 +384,10 @@ struct State {
   std::string stream_name(void const* handle, std::int64_t id, int device) const {
     std::lock_guard<std::mutex> lock{stream_names_mutex};
     for (StreamName const& n : stream_names) {
-      bool const hit = id >= 0 ? n.keyed && n.key == ((std::uint64_t(device) << 32) |
-                                                      static_cast<std::uint32_t>(id))
-                               : n.handle == handle;
+      bool const hit =
+          id >= 0
+              ? n.keyed && n.key == ((std::uint64_t(device) << 32) | static_cast<std::uint32_t>(id))
+              : n.handle == handle;
       if (hit) return n.name;
     }
     return {};
