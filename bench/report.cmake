@@ -1,11 +1,13 @@
 # The in-process report's per-range cost (bench_report.cpp): report off vs on, in one binary.
 # With the CUDA runtime available the GPU-timing benchmarks are compiled in too (they skip
-# themselves where no device exists).
+# themselves where no device exists). It drives the engine's internals itself, so it formats with
+# {fmt} in its own code and links the {fmt} the engine uses.
 if(TARGET CUDA::cudart)
-  nsightkit_add_benchmark(bench_report SOURCES bench_report.cpp LIBRARIES CUDA::cudart)
+  nsightkit_add_benchmark(bench_report SOURCES bench_report.cpp
+                          LIBRARIES CUDA::cudart ${NSIGHTKIT_FMT_PROVIDER})
   target_compile_definitions(bench_report PRIVATE NSK_BENCH_GPU)
 else()
-  nsightkit_add_benchmark(bench_report SOURCES bench_report.cpp)
+  nsightkit_add_benchmark(bench_report SOURCES bench_report.cpp LIBRARIES ${NSIGHTKIT_FMT_PROVIDER})
 endif()
 
 # What CUPTI attribution costs per launch, against CUPTI's own floors (bench_cupti.cu;
