@@ -42,7 +42,21 @@ def main():
         cmd += ["--mca", "odls_base_sigkill_timeout", "30"]
     cmd.append(args.demo)
     print("$ " + " ".join(cmd), flush=True)
-    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A session of its own: whatever happens below, the job's processes are killed as a group
+    # (a rank left holding the test's output would stall ctest).
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        return judge(args, p, d)
+    finally:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        p.wait()
+
+
+def judge(args, p, d):
     out, err = [], []
     cond = threading.Condition()
 

@@ -32,16 +32,18 @@
 
 namespace {
 
-volatile std::sig_atomic_t signalled = 0;
-volatile std::sig_atomic_t usr1 = 0;  // SIGUSR1 handled (a checkpoint signal: the run goes on)
+// Atomics, not volatile sig_atomic_t: the handler may run on any of the program's threads, and
+// main() reads them on its own (lock-free atomics are async-signal-safe).
+std::atomic<int> signalled{0};
+std::atomic<int> usr1{0};  // SIGUSR1 handled (a checkpoint signal: the run goes on)
 std::atomic<bool> stop{false};
 std::atomic<int> started{0};  // threads that recorded their first iteration
 
 extern "C" void on_signal(int sig) {
   if (sig == SIGUSR1) {
-    usr1 = usr1 + 1;
+    usr1.fetch_add(1);
   } else {
-    signalled = sig;
+    signalled.store(sig);
   }
 }
 
@@ -130,7 +132,7 @@ int main(int argc, char** argv) {
   stop.store(true);
   for (auto& w : workers) w.join();
   { nsightkit::ScopedRange r{"after signal"}; }
-  if (signalled != 0) std::printf("handler called for signal %d\n", static_cast<int>(signalled));
-  if (usr1 != 0) std::printf("SIGUSR1 handled %d times\n", static_cast<int>(usr1));
+  if (signalled != 0) std::printf("handler called for signal %d\n", signalled.load());
+  if (usr1 != 0) std::printf("SIGUSR1 handled %d times\n", usr1.load());
   return 0;
 }

@@ -54,19 +54,25 @@ def clean_env(extra):
     return env
 
 
+DEMOS = []  # every demo started: main() kills what is left of them, whatever the case did
+
+
 class Demo:
-    """The demo running, its stdout and stderr lines collected as they come."""
+    """The demo running, its stdout and stderr lines collected as they come. Each runs in a
+    process group of its own (with the children it forks), killed at the end of the case."""
 
     def __init__(self, demo, spec, args=(), env=None, preexec=None):
         extra = {"NSIGHTKIT_REPORT": spec}
         extra.update(env or {})
         def start():  # the dispositions a job gets from its launcher: SIGINT not ignored
+            os.setpgid(0, 0)
             for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2):
                 signal.signal(sig, signal.SIG_DFL)
             if preexec:
                 preexec()
         self.p = subprocess.Popen([demo, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   env=clean_env(extra), preexec_fn=start)
+        DEMOS.append(self)
         self.out, self.err = [], []
         self.lock = threading.Lock()
         self.cond = threading.Condition(self.lock)
@@ -486,6 +492,13 @@ def main():
     except Failure as e:
         print(f"FAIL {args.case}: {e}")
         return 1
+    finally:  # nothing outlives the case (a process left holding the test's output stalls ctest)
+        for demo in DEMOS:
+            try:
+                os.killpg(demo.p.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            demo.p.wait()
     print(f"ok {args.case}")
     return 0
 

@@ -61,7 +61,7 @@ class TraceStream {
   /// where the path is not a regular file that can be written, or in a forked child: the trace
   /// is then written from memory at the end, as without a stream.
   bool start(State& s, std::string const& path) {
-    std::lock_guard<std::mutex> lock{mutex_};
+    auto const lock = lock_ahead();
     if (forked_) return false;
     if (active_ && path == path_) {
       if (origin_ != s.origin.load(std::memory_order_relaxed)) restart_locked(s);  // new clock
@@ -86,7 +86,7 @@ class TraceStream {
 
   /// Whether the trace for `path` (any, when empty) is, in part, in the stream's file.
   bool holds(std::string const& path = {}) {
-    std::lock_guard<std::mutex> lock{mutex_};
+    auto const lock = lock_ahead();
     return active_ && (path.empty() || path == path_);
   }
 
@@ -94,25 +94,25 @@ class TraceStream {
   /// write failed, whole through write_output with the pieces read back. `wrote` as
   /// write_output gives it.
   bool write_file(State& s, std::string& wrote) {
-    std::lock_guard<std::mutex> lock{mutex_};
+    auto const lock = lock_ahead();
     return write_file_locked(s, wrote);
   }
 
   /// The whole trace as text (Report::trace_json(), the gather of a launcher's ranks).
   std::string text(State& s) {
-    std::lock_guard<std::mutex> lock{mutex_};
+    auto const lock = lock_ahead();
     return text_locked(s);
   }
 
   /// Moves every buffered event into a piece of the file now.
   void drain(State& s) {
-    std::lock_guard<std::mutex> lock{mutex_};
+    auto const lock = lock_ahead();
     drain_locked(s);
   }
 
   /// Report::enable() without this trace: the file is completed and no longer streamed to.
   void finish(State& s) {
-    std::lock_guard<std::mutex> lock{mutex_};
+    auto const lock = lock_ahead();
     if (active_) close_locked(s);
   }
 
@@ -124,7 +124,7 @@ class TraceStream {
     }
     wake_cv_.notify_all();
     if (worker_.joinable() && !forked_) worker_.join();
-    std::lock_guard<std::mutex> lock{mutex_};
+    auto const lock = lock_ahead();
     s.trace_wake.store(nullptr, std::memory_order_release);
     if (complete && file_.is_open() && !tail_) {  // never opened: nothing was streamed
       std::string wrote;
@@ -180,6 +180,16 @@ class TraceStream {
  private:
   TraceStream() noexcept { trace_stream_ptr.store(this, std::memory_order_release); }
 
+  /// Takes mutex_ for a caller other than the worker. A thread that records faster than the
+  /// worker formats makes each drain longer than the last; the worker lets such a caller in at
+  /// its next thread, so a signal's write never waits behind that backlog.
+  std::unique_lock<std::mutex> lock_ahead() {
+    waiting_.fetch_add(1, std::memory_order_acq_rel);
+    std::unique_lock<std::mutex> lock{mutex_};
+    waiting_.fetch_sub(1, std::memory_order_acq_rel);
+    return lock;
+  }
+
   bool write_file_locked(State& s, std::string& wrote) {
     if (write_locked(s, wrote)) return true;
     if (!active_) return false;
@@ -234,11 +244,14 @@ class TraceStream {
       bool const woken = wake_.exchange(false, std::memory_order_relaxed);
       lock.unlock();
       NSIGHTKIT_DETAIL_TRY {
-        std::lock_guard<std::mutex> g{mutex_};
-        std::size_t const pending = buffered(s);
-        bool const due = std::chrono::steady_clock::now() - last_drain_ > std::chrono::seconds(1);
-        if (pending >= trace_stream_batch || (woken && pending != 0) || (due && pending != 0))
-          drain_locked(s);
+        if (waiting_.load(std::memory_order_acquire) == 0) {  // a write waits: it drains itself
+          std::lock_guard<std::mutex> g{mutex_};
+          std::size_t const pending = buffered(s);
+          bool const due =
+              std::chrono::steady_clock::now() - last_drain_ > std::chrono::seconds(1);
+          if (pending >= trace_stream_batch || (woken && pending != 0) || (due && pending != 0))
+            drain_locked(s, true);
+        }
       }
       NSIGHTKIT_DETAIL_CATCH(...) {}  // out of memory: the events stay buffered
       lock.lock();
@@ -307,14 +320,21 @@ class TraceStream {
   }
 
   /// Moves each thread's buffered events out (under its lock: a swap, and the names of new
-  /// nodes), then formats and writes them as one piece.
-  void drain_locked(State& s) {
+  /// nodes), then formats and writes them as one piece. The worker (`yield`) stops at the next
+  /// thread when another caller waits for mutex_: what it has not taken stays buffered for that
+  /// caller, who drains it.
+  void drain_locked(State& s, bool yield = false) {
     if (!writable()) return;
+    bool yielded = false;
     std::size_t const cap = cap_of(s);
     std::size_t const limit =
         cap == 0 ? std::size_t{8} << 20
                  : std::min(std::max(cap / 16, std::size_t{64} << 10), std::size_t{8} << 20);
     for (ThreadData* td : all_threads(s)) {
+      if (yield && waiting_.load(std::memory_order_acquire) != 0) {
+        yielded = true;
+        break;
+      }
       Names& n = names_for(td);
       ThreadTraceCopy c;
       std::vector<std::pair<std::string, std::uint32_t>> nodes;  // component, parent
@@ -361,7 +381,7 @@ class TraceStream {
       n.paths = std::move(c.paths);
       n.marks = std::move(c.mark_names);
     }
-    drain_process_events(s);
+    if (!yielded) drain_process_events(s);
     last_drain_ = std::chrono::steady_clock::now();
     emit_piece();
     if (cap != 0 && text_size(0) > cap) drop_oldest(text_size(0) - cap * 3 / 4);
@@ -571,6 +591,7 @@ class TraceStream {
   }
 
   std::mutex mutex_;    // everything below but the worker's wake-up
+  std::atomic<int> waiting_{0};  // callers other than the worker waiting for mutex_
   PlacedFile file_;     // made at the first piece or write
   bool active_{false};  // streaming to path_
   bool forked_{false};
