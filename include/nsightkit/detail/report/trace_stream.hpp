@@ -247,8 +247,7 @@ class TraceStream {
         if (waiting_.load(std::memory_order_acquire) == 0) {  // a write waits: it drains itself
           std::lock_guard<std::mutex> g{mutex_};
           std::size_t const pending = buffered(s);
-          bool const due =
-              std::chrono::steady_clock::now() - last_drain_ > std::chrono::seconds(1);
+          bool const due = std::chrono::steady_clock::now() - last_drain_ > std::chrono::seconds(1);
           if (pending >= trace_stream_batch || (woken && pending != 0) || (due && pending != 0))
             drain_locked(s, true);
         }
@@ -590,10 +589,10 @@ class TraceStream {
     s.trace_wake.store(nullptr, std::memory_order_release);
   }
 
-  std::mutex mutex_;    // everything below but the worker's wake-up
+  std::mutex mutex_;             // everything below but the worker's wake-up
   std::atomic<int> waiting_{0};  // callers other than the worker waiting for mutex_
-  PlacedFile file_;     // made at the first piece or write
-  bool active_{false};  // streaming to path_
+  PlacedFile file_;              // made at the first piece or write
+  bool active_{false};           // streaming to path_
   bool forked_{false};
   bool gz_{false};
   bool tail_{false};  // the file ends with a complete end
