@@ -100,7 +100,14 @@ class Watcher {
       ssize_t const rc = ::write(write_fd_, &byte, 1);
       (void)rc;
     }
-    if (t != nullptr && t->get_id() != std::this_thread::get_id()) t->join();
+    if (t != nullptr) {
+      if (t->get_id() != std::this_thread::get_id()) {
+        t->join();
+      } else {
+        t->detach();  // stopped from its own work: it returns after this
+      }
+      delete t;
+    }
     NSIGHTKIT_DETAIL_TRY { signals::uninstall(); }
     NSIGHTKIT_DETAIL_CATCH(...) {}
   }
@@ -151,7 +158,7 @@ class Watcher {
     }
     read_fd_ = fds[0];
     write_fd_ = fds[1];
-    thread_ = new std::thread{[this] { run(); }};  // leaked on purpose: never destroyed joinable
+    thread_ = new std::thread{[this] { run(); }};  // deleted by stop(), never joinable
     signals::signal_state.wake_fd.store(write_fd_, std::memory_order_release);
     return true;
   }
