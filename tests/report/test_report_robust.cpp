@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,6 +64,21 @@ std::string fresh_dir(std::string const& name) {
 }
 
 /// Waits for `pid` at most `seconds`; kills it and returns -1 when it does not end.
+/// What the kernel says a process is doing (its state, wait channel and system call), for a
+/// failure message.
+std::string where_is(pid_t pid) {
+  std::string out;
+  for (char const* what : {"stat", "wchan", "syscall"}) {
+    std::ifstream f{"/proc/" + std::to_string(pid) + "/" + what};
+    std::string line;
+    std::getline(f, line);
+    out += std::string{what} + ": " + line + "\n";
+  }
+  return out;
+}
+
+std::string stuck_child;  // where_is() of the last child wait_bounded() killed
+
 int wait_bounded(pid_t pid, int seconds) {
   for (int i = 0; i < seconds * 100; ++i) {
     int status = 0;
@@ -70,6 +86,7 @@ int wait_bounded(pid_t pid, int seconds) {
     if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     std::this_thread::sleep_for(std::chrono::milliseconds{10});
   }
+  stuck_child = where_is(pid);
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
   return -1;
@@ -125,7 +142,7 @@ TEST_CASE("a child forked while another thread records exits, with a report of i
   worker.join();
   REQUIRE_FALSE(fork_failed);
   for (std::size_t i = 0; i < children.size(); ++i) {
-    INFO("child " << children[i] << " (exit status, or -1: did not end in 20 s)");
+    INFO("child " << children[i] << " (exit status, or -1: did not end in 20 s)\n" << stuck_child);
     REQUIRE(statuses[i] == 0);
   }
   if (!nsightkit::enabled) return;
