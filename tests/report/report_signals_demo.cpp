@@ -2,14 +2,16 @@
 // samples until a signal ends the process, the way a long job runs until its scheduler stops it.
 //
 //   report_signals_demo [--threads N] [--paths N] [--handler before|after] [--write-loop]
-//                       [--capture] [--steps N] [--fork]
+//                       [--capture] [--steps N] [--fork] [--pace US]
 //
 // --handler installs the program's own handler for SIGTERM, SIGINT and SIGUSR1 before or after
 // the report starts: SIGTERM and SIGINT set a flag (the program then stops its threads, records
 // "after signal" and returns 0), SIGUSR1 is counted and the run goes on (a checkpoint signal). --paths makes the report large (slow to write). --write-loop calls
 // Report::write() over and over from the main thread. --capture steps an on-demand capture
 // window ("step" ranges, warm-up 1, active 3) and stops after --steps steps. --fork records in a
-// forked child too, which waits for its own signal. The report starts from NSIGHTKIT_REPORT in
+// forked child too, which waits for its own signal. --pace makes each recording thread pause US
+// microseconds per iteration (a thread recording flat out makes more trace than a sanitized build
+// formats: a backlog without end, which is not what a test of the write's order is about). The report starts from NSIGHTKIT_REPORT in
 // main(), after --handler before, so this program is built with NSIGHTKIT_REPORT_NO_AUTOSTART.
 // "ready" on stdout says every thread has recorded (the child prints "child PID ready").
 #include <nsightkit/capture.hpp>
@@ -54,9 +56,12 @@ void install_handler() {
   for (int sig : {SIGTERM, SIGINT, SIGUSR1}) sigaction(sig, &a, nullptr);
 }
 
+int pace_us = 0;  // --pace: a pause per iteration, so the threads record at a bounded rate
+
 void record(int id) {
   std::uint64_t i = 0;
   while (!stop.load(std::memory_order_relaxed)) {
+    if (pace_us > 0) ::usleep(static_cast<useconds_t>(pace_us));
     nsightkit::ScopedRange outer{"work"};
     {
       nsightkit::ScopedRange inner{"thread {}", id};
@@ -84,6 +89,7 @@ int main(int argc, char** argv) {
     if (a == "--capture") capture = true;
     if (a == "--steps") steps = std::atoi(next().c_str());
     if (a == "--fork") fork_child = true;
+    if (a == "--pace") pace_us = std::atoi(next().c_str());
   }
   if (handler == "before") install_handler();
   if (!nsightkit::Report::enable_from_environment()) {

@@ -265,7 +265,7 @@ def write_in_progress(args):
     """SIGTERM while the program itself writes (Report::write() in a loop): the report's write
     waits for it, then writes whole files, and the process ends by the signal."""
     d = fresh(os.path.join(args.dir, "write_in_progress"))
-    demo = Demo(args.demo, spec_for(d), ["--threads", "2", "--write-loop"])
+    demo = Demo(args.demo, spec_for(d), ["--threads", "2", "--write-loop", "--pace", "100"])
     demo.wait_for("out", r"^ready")
     demo.wait_for("err", r"nsightkit report: wrote", count=3)
     os.kill(demo.p.pid, signal.SIGTERM)

@@ -61,7 +61,7 @@ class TraceStream {
   /// where the path is not a regular file that can be written, or in a forked child: the trace
   /// is then written from memory at the end, as without a stream.
   bool start(State& s, std::string const& path) {
-    auto const lock = lock_ahead();
+    std::lock_guard<std::mutex> lock{mutex_};
     if (forked_) return false;
     if (active_ && path == path_) {
       if (origin_ != s.origin.load(std::memory_order_relaxed)) restart_locked(s);  // new clock
@@ -84,35 +84,36 @@ class TraceStream {
     return true;
   }
 
-  /// Whether the trace for `path` (any, when empty) is, in part, in the stream's file.
-  bool holds(std::string const& path = {}) {
-    auto const lock = lock_ahead();
+  /// Whether the trace for `path` (any, when empty) is, in part, in the stream's file. `urgent`:
+  /// for a signal's write (lock_ahead()).
+  bool holds(std::string const& path = {}, bool urgent = false) {
+    auto const lock = lock_ahead(urgent);
     return active_ && (path.empty() || path == path_);
   }
 
   /// Writes the complete trace: in place (the pieces the cap keeps, then the end), or, after a
   /// write failed, whole through write_output with the pieces read back. `wrote` as
   /// write_output gives it.
-  bool write_file(State& s, std::string& wrote) {
-    auto const lock = lock_ahead();
+  bool write_file(State& s, std::string& wrote, bool urgent = false) {
+    auto const lock = lock_ahead(urgent);
     return write_file_locked(s, wrote);
   }
 
   /// The whole trace as text (Report::trace_json(), the gather of a launcher's ranks).
   std::string text(State& s) {
-    auto const lock = lock_ahead();
+    std::lock_guard<std::mutex> lock{mutex_};
     return text_locked(s);
   }
 
   /// Moves every buffered event into a piece of the file now.
   void drain(State& s) {
-    auto const lock = lock_ahead();
+    std::lock_guard<std::mutex> lock{mutex_};
     drain_locked(s);
   }
 
   /// Report::enable() without this trace: the file is completed and no longer streamed to.
   void finish(State& s) {
-    auto const lock = lock_ahead();
+    std::lock_guard<std::mutex> lock{mutex_};
     if (active_) close_locked(s);
   }
 
@@ -124,7 +125,7 @@ class TraceStream {
     }
     wake_cv_.notify_all();
     if (worker_.joinable() && !forked_) worker_.join();
-    auto const lock = lock_ahead();
+    std::lock_guard<std::mutex> lock{mutex_};
     s.trace_wake.store(nullptr, std::memory_order_release);
     if (complete && file_.is_open() && !tail_) {  // never opened: nothing was streamed
       std::string wrote;
@@ -180,10 +181,13 @@ class TraceStream {
  private:
   TraceStream() noexcept { trace_stream_ptr.store(this, std::memory_order_release); }
 
-  /// Takes mutex_ for a caller other than the worker. A thread that records faster than the
-  /// worker formats makes each drain longer than the last; the worker lets such a caller in at
-  /// its next thread, so a signal's write never waits behind that backlog.
-  std::unique_lock<std::mutex> lock_ahead() {
+  /// Takes mutex_; `urgent` (a signal's write) ahead of the worker. Threads that record faster
+  /// than the worker formats make each drain longer than the last; the worker lets an urgent
+  /// caller in at its next thread, so a signal's write never waits behind that backlog. Other
+  /// callers wait for the drain: were it to stop for them, a program that writes in a loop would
+  /// keep the backlog from ever being drained.
+  std::unique_lock<std::mutex> lock_ahead(bool urgent) {
+    if (!urgent) return std::unique_lock<std::mutex>{mutex_};
     waiting_.fetch_add(1, std::memory_order_acq_rel);
     std::unique_lock<std::mutex> lock{mutex_};
     waiting_.fetch_sub(1, std::memory_order_acq_rel);
@@ -244,7 +248,7 @@ class TraceStream {
       bool const woken = wake_.exchange(false, std::memory_order_relaxed);
       lock.unlock();
       NSIGHTKIT_DETAIL_TRY {
-        if (waiting_.load(std::memory_order_acquire) == 0) {  // a write waits: it drains itself
+        if (waiting_.load(std::memory_order_acquire) == 0) {  // a signal's write waits: it drains
           std::lock_guard<std::mutex> g{mutex_};
           std::size_t const pending = buffered(s);
           bool const due = std::chrono::steady_clock::now() - last_drain_ > std::chrono::seconds(1);
@@ -320,8 +324,8 @@ class TraceStream {
 
   /// Moves each thread's buffered events out (under its lock: a swap, and the names of new
   /// nodes), then formats and writes them as one piece. The worker (`yield`) stops at the next
-  /// thread when another caller waits for mutex_: what it has not taken stays buffered for that
-  /// caller, who drains it.
+  /// thread when a signal's write waits for mutex_: what it has not taken stays buffered, and that
+  /// write takes it.
   void drain_locked(State& s, bool yield = false) {
     if (!writable()) return;
     bool yielded = false;
@@ -590,7 +594,7 @@ class TraceStream {
   }
 
   std::mutex mutex_;             // everything below but the worker's wake-up
-  std::atomic<int> waiting_{0};  // callers other than the worker waiting for mutex_
+  std::atomic<int> waiting_{0};  // urgent callers waiting for mutex_
   PlacedFile file_;              // made at the first piece or write
   bool active_{false};           // streaming to path_
   bool forked_{false};

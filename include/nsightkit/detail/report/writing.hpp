@@ -141,8 +141,9 @@ inline bool write_snapshot(ReportSnapshot const& snap, WriteWay way) noexcept {
       TraceStream* const stream = TraceStream::existing();
       State* const st = state();
       if (f.path == &o.trace && stream != nullptr && st != nullptr &&
-          stream->holds(effective_path(path))) {
-        if (!stream->write_file(*st, done)) ok = false;  // it streamed there: it completes it
+          stream->holds(effective_path(path), way.urgent)) {
+        if (!stream->write_file(*st, done, way.urgent))
+          ok = false;  // it streamed there: it ends it
       } else if (!write_output(path, f.what, f.stem, f.extension, produce, done)) {
         ok = false;
       }
