@@ -42,5 +42,24 @@ class NvtxModuleTables {
   NvtxExportTableCallbacks const* callbacks_{nullptr};
 };
 
+/// Event attributes carrying only a message: what NVTX's calls without attributes mean
+/// (nvtxRangePushA, nvtxMarkW, ...), for a tool that handles every call in its attributes form.
+inline nvtxEventAttributes_t nvtx_message_only(char const* m) noexcept {
+  nvtxEventAttributes_t a{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = m;
+  return a;
+}
+inline nvtxEventAttributes_t nvtx_message_only(wchar_t const* m) noexcept {
+  nvtxEventAttributes_t a{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_UNICODE;
+  a.message.unicode = m;
+  return a;
+}
+
 }  // namespace detail
 NSIGHTKIT_DETAIL_END_NAMESPACE

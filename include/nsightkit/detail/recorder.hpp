@@ -238,50 +238,33 @@ inline void cb_initialize(void const*) {}
 
 // Core (non-domain) calls are the global domain's.
 inline void cb_mark_ex(nvtxEventAttributes_t const* a) { cb_domain_mark(nullptr, a); }
-/// Event attributes carrying only a message: what the non-Ex core calls mean.
-inline nvtxEventAttributes_t message_only(char const* m) {
-  nvtxEventAttributes_t a{};
-  a.version = NVTX_VERSION;
-  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-  a.message.ascii = m;
-  return a;
-}
-inline nvtxEventAttributes_t message_only(wchar_t const* m) {
-  nvtxEventAttributes_t a{};
-  a.version = NVTX_VERSION;
-  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  a.messageType = NVTX_MESSAGE_TYPE_UNICODE;
-  a.message.unicode = m;
-  return a;
-}
 inline void cb_mark_a(char const* m) {
-  nvtxEventAttributes_t const a = message_only(m);
+  nvtxEventAttributes_t const a = ::nsightkit::detail::nvtx_message_only(m);
   cb_domain_mark(nullptr, &a);
 }
 inline void cb_mark_w(wchar_t const* m) {
-  nvtxEventAttributes_t const a = message_only(m);
+  nvtxEventAttributes_t const a = ::nsightkit::detail::nvtx_message_only(m);
   cb_domain_mark(nullptr, &a);
 }
 inline nvtxRangeId_t cb_start_ex(nvtxEventAttributes_t const* a) {
   return cb_domain_start(nullptr, a);
 }
 inline nvtxRangeId_t cb_start_a(char const* m) {
-  nvtxEventAttributes_t const a = message_only(m);
+  nvtxEventAttributes_t const a = ::nsightkit::detail::nvtx_message_only(m);
   return cb_domain_start(nullptr, &a);
 }
 inline nvtxRangeId_t cb_start_w(wchar_t const* m) {
-  nvtxEventAttributes_t const a = message_only(m);
+  nvtxEventAttributes_t const a = ::nsightkit::detail::nvtx_message_only(m);
   return cb_domain_start(nullptr, &a);
 }
 inline void cb_end(nvtxRangeId_t id) { cb_domain_end(nullptr, id); }
 inline int cb_push_ex(nvtxEventAttributes_t const* a) { return cb_domain_push(nullptr, a); }
 inline int cb_push_a(char const* m) {
-  nvtxEventAttributes_t const a = message_only(m);
+  nvtxEventAttributes_t const a = ::nsightkit::detail::nvtx_message_only(m);
   return cb_domain_push(nullptr, &a);
 }
 inline int cb_push_w(wchar_t const* m) {
-  nvtxEventAttributes_t const a = message_only(m);
+  nvtxEventAttributes_t const a = ::nsightkit::detail::nvtx_message_only(m);
   return cb_domain_push(nullptr, &a);
 }
 inline int cb_pop() { return cb_domain_pop(nullptr); }

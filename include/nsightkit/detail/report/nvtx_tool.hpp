@@ -297,39 +297,23 @@ inline void name_stream_w(void* stream, wchar_t const* name) {
 
 // The core calls without a domain are the global domain's; their plain-text forms carry only a
 // message.
-inline nvtxEventAttributes_t message_only(char const* m) noexcept {
-  nvtxEventAttributes_t a{};
-  a.version = NVTX_VERSION;
-  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-  a.message.ascii = m;
-  return a;
-}
-inline nvtxEventAttributes_t message_only(wchar_t const* m) noexcept {
-  nvtxEventAttributes_t a{};
-  a.version = NVTX_VERSION;
-  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  a.messageType = NVTX_MESSAGE_TYPE_UNICODE;
-  a.message.unicode = m;
-  return a;
-}
 inline void mark_ex(nvtxEventAttributes_t const* e) { domain_mark(nullptr, e); }
 template <class Char>
 inline void mark_text(Char const* m) {
-  nvtxEventAttributes_t const a = message_only(m);
+  nvtxEventAttributes_t const a = nvtx_message_only(m);
   domain_mark(nullptr, &a);
 }
 inline nvtxRangeId_t start_ex(nvtxEventAttributes_t const* e) { return domain_start(nullptr, e); }
 template <class Char>
 inline nvtxRangeId_t start_text(Char const* m) {
-  nvtxEventAttributes_t const a = message_only(m);
+  nvtxEventAttributes_t const a = nvtx_message_only(m);
   return domain_start(nullptr, &a);
 }
 inline void end(nvtxRangeId_t id) { domain_end(nullptr, id); }
 inline int push_ex(nvtxEventAttributes_t const* e) { return domain_push(nullptr, e); }
 template <class Char>
 inline int push_text(Char const* m) {
-  nvtxEventAttributes_t const a = message_only(m);
+  nvtxEventAttributes_t const a = nvtx_message_only(m);
   return domain_push(nullptr, &a);
 }
 inline int pop() { return domain_pop(nullptr); }
