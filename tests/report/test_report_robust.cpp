@@ -74,6 +74,14 @@ std::string where_is(pid_t pid) {
     std::getline(f, line);
     out += std::string{what} + ": " + line + "\n";
   }
+  // Where gdb is installed, the stacks too.
+  std::string const cmd = "gdb -p " + std::to_string(pid) +
+                          " -batch -ex 'thread apply all bt 30' 2>/dev/null | grep -E '^#|^Thread'";
+  if (std::FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
+    ::pclose(p);
+  }
   return out;
 }
 

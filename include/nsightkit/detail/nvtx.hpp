@@ -30,6 +30,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#if !defined(_WIN32)
+#include <pthread.h>
+#endif
+
 #if !defined(NVTX_VERSION) || NVTX_VERSION != 3
 #error "nsightkit requires NVTX v3 (nvtx3/nvtx3.hpp from the CUDA toolkit or NVIDIA/NVTX)"
 #endif
@@ -99,6 +103,10 @@ class StringRegistry {
     return nullptr;
   }
 
+  /// Fork: held across it (nvtx_domains_fork_prepare()).
+  void fork_lock() noexcept { mutex_.lock(); }
+  void fork_unlock() noexcept { mutex_.unlock(); }
+
  private:
   nvtxDomainHandle_t domain_;
   std::mutex mutex_;
@@ -120,6 +128,10 @@ class CategoryNames {
     return false;
   }
 
+  /// Fork: held across it (nvtx_domains_fork_prepare()).
+  void fork_lock() noexcept { mutex_.lock(); }
+  void fork_unlock() noexcept { mutex_.unlock(); }
+
  private:
   static constexpr std::uint32_t fast = 256;
   std::array<std::atomic<bool>, fast> named_{};
@@ -130,12 +142,56 @@ class CategoryNames {
 /// One nsightkit domain as NVTX knows it: its handle (null for the global domain), its registered
 /// strings and its named categories. Created once per domain after NVTX's initialisation and
 /// leaked on purpose: handles are used until the very end of the process.
+struct NvtxDomain;
+inline void nvtx_domains_add(NvtxDomain* d) noexcept;
+
 struct NvtxDomain {
-  explicit NvtxDomain(nvtxDomainHandle_t h) noexcept : handle{h}, strings{h} {}
+  explicit NvtxDomain(nvtxDomainHandle_t h) noexcept : handle{h}, strings{h} {
+    nvtx_domains_add(this);
+  }
   nvtxDomainHandle_t handle;
   StringRegistry strings;
   CategoryNames categories;
+  NvtxDomain* next{nullptr};  // nvtx_domains
 };
+
+/// Every NvtxDomain of this linkage unit (they are never freed), for the fork handlers: a thread
+/// that holds a domain's lock while another forks would leave it held in the child, whose next
+/// range would then wait for it forever.
+inline std::atomic<NvtxDomain*> nvtx_domains{nullptr};
+/// The list as the prepare handler locked it (a domain added meanwhile is not held).
+inline NvtxDomain* nvtx_domains_locked = nullptr;
+
+inline void nvtx_domains_fork_prepare() noexcept {
+  NvtxDomain* const head = nvtx_domains.load(std::memory_order_acquire);
+  for (NvtxDomain* d = head; d != nullptr; d = d->next) {
+    d->strings.fork_lock();  // before categories: the order get() and claim() never nest in
+    d->categories.fork_lock();
+  }
+  nvtx_domains_locked = head;
+}
+
+inline void nvtx_domains_fork_release() noexcept {
+  for (NvtxDomain* d = nvtx_domains_locked; d != nullptr; d = d->next) {
+    d->categories.fork_unlock();
+    d->strings.fork_unlock();
+  }
+  nvtx_domains_locked = nullptr;
+}
+
+inline void nvtx_domains_add(NvtxDomain* d) noexcept {
+#if !defined(_WIN32)
+  static bool const handlers =
+      ::pthread_atfork(&nvtx_domains_fork_prepare, &nvtx_domains_fork_release,
+                       &nvtx_domains_fork_release) == 0;
+  (void)handlers;
+#endif
+  NvtxDomain* head = nvtx_domains.load(std::memory_order_relaxed);
+  do {
+    d->next = head;
+  } while (!nvtx_domains.compare_exchange_weak(head, d, std::memory_order_release,
+                                               std::memory_order_relaxed));
+}
 
 /// The NVTX state of domain D (call only after nvtx_listening_any() said yes).
 template <class D>
