@@ -8,6 +8,8 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include <type_traits>
+
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
@@ -44,20 +46,19 @@ class NvtxModuleTables {
 
 /// Event attributes carrying only a message: what NVTX's calls without attributes mean
 /// (nvtxRangePushA, nvtxMarkW, ...), for a tool that handles every call in its attributes form.
-inline nvtxEventAttributes_t nvtx_message_only(char const* m) noexcept {
+template <class Char>
+inline nvtxEventAttributes_t nvtx_message_only(Char const* m) noexcept {
+  static_assert(std::is_same_v<Char, char> || std::is_same_v<Char, wchar_t>);
   nvtxEventAttributes_t a{};
   a.version = NVTX_VERSION;
   a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-  a.message.ascii = m;
-  return a;
-}
-inline nvtxEventAttributes_t nvtx_message_only(wchar_t const* m) noexcept {
-  nvtxEventAttributes_t a{};
-  a.version = NVTX_VERSION;
-  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  a.messageType = NVTX_MESSAGE_TYPE_UNICODE;
-  a.message.unicode = m;
+  if constexpr (std::is_same_v<Char, char>) {
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = m;
+  } else {
+    a.messageType = NVTX_MESSAGE_TYPE_UNICODE;
+    a.message.unicode = m;
+  }
   return a;
 }
 
