@@ -13,7 +13,8 @@
 // microseconds per iteration (a thread recording flat out makes more trace than a sanitized build
 // formats: a backlog without end, which is not what a test of the write's order is about). The report starts from NSIGHTKIT_REPORT in
 // main(), after --handler before, so this program is built with NSIGHTKIT_REPORT_NO_AUTOSTART.
-// "ready" on stdout says every thread has recorded (the child prints "child PID ready").
+// "ready" on stdout says every thread has recorded and, with --capture, the window exists (the
+// child prints "child PID ready").
 #include <nsightkit/capture.hpp>
 #include <nsightkit/detail/counter.hpp>
 #include <nsightkit/range.hpp>
@@ -115,12 +116,16 @@ int main(int argc, char** argv) {
   for (int t = 0; t < threads; ++t) workers.emplace_back(record, t);
   while (started.load() < threads) std::this_thread::yield();
   { nsightkit::ScopedRange r{"main loop"}; }
-  std::printf("ready\n");
-  std::fflush(stdout);
+  auto ready = [] {
+    std::printf("ready\n");
+    std::fflush(stdout);
+  };
+  if (!capture) ready();
   if (capture) {
     nsightkit::CaptureOptions o;
     o.backends = nsightkit::CaptureBackend::none;
     nsightkit::CaptureWindow window{nsightkit::CaptureSchedule::requested(1, 3), o};
+    ready();  // only now can a request find the window
     for (int n = 0; (steps == 0 || n < steps) && signalled == 0; ++n) {
       auto step = window.step();
       nsightkit::ScopedRange r{"serve"};
