@@ -86,15 +86,22 @@ function(nsightkit_add_library src_dir include_dir)
                                       $<TARGET_OBJECTS:nsightkit_library_disabled>)
   set_target_properties(nsightkit_library PROPERTIES OUTPUT_NAME nsightkit)
   target_link_libraries(nsightkit_library INTERFACE Threads::Threads ${CMAKE_DL_LIBS})
+  # The runtime's headers come after the NVTX provider's (link order sets the search order): the
+  # toolkit's include directory holds an nvtx3/ too, and the library must read the NVTX3 headers
+  # the program's own files read.
+  set(cuda_headers "")
+  if(TARGET CUDA::cudart)
+    add_library(nsightkit_library_cuda_headers INTERFACE)
+    target_include_directories(nsightkit_library_cuda_headers SYSTEM INTERFACE
+      $<TARGET_PROPERTY:CUDA::cudart,INTERFACE_INCLUDE_DIRECTORIES>)
+    set(cuda_headers nsightkit_library_cuda_headers)
+  endif()
   foreach(target IN ITEMS nsightkit_library nsightkit_library_disabled)
     target_include_directories(${target} PRIVATE "${include_dir}")
     target_compile_features(${target} PRIVATE cxx_std_17)
     target_compile_definitions(${target} PRIVATE NSIGHTKIT_COMPILED)
-    target_link_libraries(${target} PRIVATE ${fmt_target} ${NSIGHTKIT_NVTX_PROVIDER} Threads::Threads)
-    if(TARGET CUDA::cudart)
-      target_include_directories(${target} SYSTEM PRIVATE
-        $<TARGET_PROPERTY:CUDA::cudart,INTERFACE_INCLUDE_DIRECTORIES>)
-    endif()
+    target_link_libraries(${target} PRIVATE ${fmt_target} ${NSIGHTKIT_NVTX_PROVIDER} ${cuda_headers}
+                                            Threads::Threads)
     # Linked into shared libraries too; the entry points keep default visibility (config.hpp).
     set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   endforeach()
