@@ -297,7 +297,11 @@ endfunction()
 # units format in place. BUILD_ONLY wraps the links in $<BUILD_INTERFACE:...> so install(EXPORT)
 # does not record them.
 function(nsightkit_link_dependencies target)
-  nsightkit_find_dependencies()
+  # Found already in this scope (the installed config finds them first): a second search would see
+  # the package's target it imported and call it "target nvtx3::nvtx3-cpp".
+  if(NOT (NSIGHTKIT_DEPENDENCIES_FOUND AND TARGET "${NSIGHTKIT_NVTX_PROVIDER}"))
+    nsightkit_find_dependencies()
+  endif()
   foreach(v NVTX_PROVIDER NVTX_SOURCE NVTX_PASSED_OVER FMT_PROVIDER DEPENDENCIES_FOUND DEPENDENCIES_REASON)
     set(NSIGHTKIT_${v} "${NSIGHTKIT_${v}}" PARENT_SCOPE)
   endforeach()

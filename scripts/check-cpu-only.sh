@@ -122,11 +122,15 @@ probe() {
     -DCMAKE_PREFIX_PATH="$prefix" "$@" >"$dir.log" 2>&1 || { tail -30 "$dir.log" >&2; fail "$name: configure"; }
   expect_in "$dir.log" "NVTX3 from $source" "$name: NVTX3 provider"
   "${probe_env[@]}" cmake --build "$dir" >>"$dir.log" 2>&1 || { tail -30 "$dir.log" >&2; fail "$name: build"; }
-  local used
+  local used n=0
   ninja -C "$dir" -t deps >"$dir.deps"
-  used=$(sed -n '/nvtx3\/nvtx3\.hpp/{s/^ *//;p;q;}' "$dir.deps")
-  [ "$(cd "$(dirname "$used")/.." && pwd -P)" = "$(cd "$want" && pwd -P)" ] \
-    || fail "$name: the compiler read $used, expected $want/nvtx3/nvtx3.hpp"
+  # Every object (the probe's and nsightkit's library built beside it) reads the same NVTX3.
+  while IFS= read -r used; do
+    n=$((n + 1))
+    [ "$(cd "$(dirname "$used")/.." && pwd -P)" = "$(cd "$want" && pwd -P)" ] \
+      || fail "$name: the compiler read $used, expected the one in $want/nvtx3"
+  done < <(sed -nE '/nvtx3\/(nvtx3\.hpp|nvToolsExt\.h)$/{s/^ *//;p;}' "$dir.deps" | sort -u)
+  [ "$n" -gt 0 ] || fail "$name: no object read NVTX3's headers"
   "$dir/probe" >>"$dir.log" || { tail -5 "$dir.log" >&2; fail "$name: the probe failed"; }
   echo "  $name: $(grep -m1 -o "NVTX3 from .*" "$dir.log" | cut -c1-150)"
 }
@@ -180,7 +184,9 @@ exit 0
 SH
 chmod +x "$fake/bin/nvcc"
 printf '{\n  "cuda" : { "name" : "CUDA SDK", "version" : "12.4.1" }\n}\n' >"$fake/version.json"
-for h in cuda_runtime.h cuda_runtime_api.h cuda.h; do printf '#error "stand-in for a CUDA 12.4 toolkit"\n' >"$fake/include/$h"; done
+# The headers FindCUDAToolkit looks for, as stand-ins no file may include; no cuda_runtime_api.h, so
+# nsightkit's library (compiled in the probe's build) sees no CUDA runtime (config.hpp).
+for h in cuda_runtime.h cuda.h; do printf '#error "stand-in for a CUDA 12.4 toolkit"\n' >"$fake/include/$h"; done
 (cd "$pypi_inc/nvtx3" && cp -r nvToolsExt*.h nvtxDetail "$fake/include/nvtx3/")
 [ ! -e "$fake/include/nvtx3/nvtx3.hpp" ] || fail "the 12.x-like toolkit has nvtx3.hpp"
 : >"$fake/lib64/libcudart.so"
@@ -227,7 +233,10 @@ define=$("${nocuda_env[@]}" "$py" "$finder" --source pypi --define-variable) || 
 # shellcheck disable=SC2046,SC2086
 "${nocuda_env[@]}" "$cxx" $NOCUDA_CXXFLAGS $suite_flags -std=c++17 -MD -MF "$work/probe_pc.d" -c -o "$work/probe_pc.o" \
   "$root/tests/consumers/common/probe.cpp" $(pkg-config "$define" --cflags nsightkit) || fail "pkg-config probe: compile"
-grep -qF "$pypi_inc/nvtx3/nvtx3.hpp" "$work/probe_pc.d" || fail "pkg-config probe: not compiled with PyPI's nvtx3.hpp"
+# (A compiled-mode file reads NVTX3's C header only, not nvtx3.hpp.)
+grep -qF "$pypi_inc/nvtx3/nvToolsExt.h" "$work/probe_pc.d" || fail "pkg-config probe: not compiled with PyPI's NVTX3"
+! tr ' \\' '\n\n' <"$work/probe_pc.d" | grep -E '/nvtx3/[^/]+$' | grep -vF "$pypi_inc/nvtx3/" \
+  || fail "pkg-config probe: it read the NVTX3 headers above besides PyPI's"
 # shellcheck disable=SC2046,SC2086
 "${nocuda_env[@]}" "$cxx" $NOCUDA_CXXFLAGS $suite_flags -std=c++17 -o "$work/probe_pc" "$work/probe_pc.o" \
   "$root/tests/consumers/common/recorder.cpp" $(pkg-config "$define" --cflags --libs nsightkit) -pthread \
