@@ -7,7 +7,7 @@
 
 TRACE must be Chrome trace-event JSON (the format Perfetto UI and chrome://tracing load) written by
 nsightkit or merged by `nsightkit merge` (otherData.producer); files are read by
-tools/nsightkit_report.py:
+python/nsightkit/report_file.py:
   * an object with a "traceEvents" list; every event has ph, ts, pid, tid and name;
   * "X" events have a numeric dur >= 0; on each (pid, tid) track they nest properly;
   * every process and every track with events has its process_name / thread_name metadata;
@@ -21,10 +21,10 @@ import csv
 import os
 import sys
 
-# The one reader of the report files (tools/nsightkit_report.py) loads and checks the formats;
-# this script adds the checks of what the writer must guarantee.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-import nsightkit_report as nkr  # noqa: E402
+# The one reader of the report files (python/nsightkit/report_file.py) loads and checks the
+# formats; this script adds the checks of what the writer must guarantee.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from nsightkit import report_file as nkr  # noqa: E402
 
 KNOWN_PHASES = {"X", "B", "E", "i", "I", "M", "b", "e", "n", "C", "s", "t", "f"}
 EPS_US = 0.002  # ts and dur are written in microseconds with three decimals

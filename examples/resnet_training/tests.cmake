@@ -64,7 +64,7 @@ if(TARGET nsightkit::mpi AND MPIEXEC_EXECUTABLE)
   add_test(NAME resnet_training_parallel_ci
     COMMAND Python3::Interpreter ${_resnet_dir}/tests/check_parallel.py
             --exe $<TARGET_FILE:resnet_training> --mpiexec ${MPIEXEC_EXECUTABLE}
-            --np-flag=${MPIEXEC_NUMPROC_FLAG} ${_resnet_mpi_flags} --tools ${_resnet_dir}/../../tools
+            --np-flag=${MPIEXEC_NUMPROC_FLAG} ${_resnet_mpi_flags} --python ${_resnet_dir}/../../python
             --workdir ${CMAKE_CURRENT_BINARY_DIR}/parallel_ci ${_resnet_ci_flags})
   # Open MPI refuses to start as root unless told (CI runs as root); its allocations left at exit
   # are no leak of this program (AddressSanitizer's leak check off, as in tests/mpi/mpi.cmake).

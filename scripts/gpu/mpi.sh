@@ -95,7 +95,7 @@ demo="$build/tests/mpi_report_demo"
 if [ -x "$demo" ]; then
   for c in merge faults; do
     step --timeout 300 "test_mpi_$c" python3 "$root/tests/mpi/test_mpi.py" --case "$c" --demo "$demo" \
-      --mpiexec "$MPIEXEC" --np-flag=-n --tools "$root/tools" --checker "$root/tests/check_trace.py" \
+      --mpiexec "$MPIEXEC" --np-flag=-n --python "$root/python" --checker "$root/tests/check_trace.py" \
       --workdir "$LOG_DIR/test_mpi_$c"
   done
 else

@@ -4,11 +4,12 @@
 # that the file works wherever it is include()d.
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 
-# The documented reader of the report files for notebooks and scripts (tools/nsightkit_report.py):
-# valid, old and future files, broken ones, the component rule.
+# The documented reader of the report files for notebooks and scripts (the Python package's
+# report_file module, python/nsightkit/report_file.py): valid, old and future files, broken ones,
+# the component rule.
 add_test(NAME merge_report_reader
   COMMAND Python3::Interpreter ${CMAKE_CURRENT_LIST_DIR}/test_report_reader.py
-          --reader ${CMAKE_CURRENT_LIST_DIR}/../../tools/nsightkit_report.py)
+          --reader ${CMAKE_CURRENT_LIST_DIR}/../../python/nsightkit/report_file.py)
 set(_nsk_merge_tests merge_report_reader)
 
 if(TARGET nsightkit_command)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Tests of tools/nsightkit_report.py, the one reader of nsightkit's report files.
+"""Tests of python/nsightkit/report_file.py, the one reader of nsightkit's report files.
 
-  test_report_reader.py [--reader PATH/TO/nsightkit_report.py] [unittest args]
+  test_report_reader.py [--reader PATH/TO/report_file.py] [unittest args]
 
 Crafted summaries and traces in the format include/nsightkit/report.hpp writes (docs/report.md,
 "Outputs"), with the fields added since version 1 first shipped and some a later writer might
@@ -18,7 +18,7 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-READER = os.path.join(HERE, "..", "..", "tools", "nsightkit_report.py")
+READER = os.path.join(HERE, "..", "..", "python", "nsightkit", "report_file.py")
 nkr = None  # the module under test, loaded in main()
 
 
@@ -347,7 +347,7 @@ def main():
             READER = os.path.abspath(next(args))
         else:
             argv.append(a)
-    spec = importlib.util.spec_from_file_location("nsightkit_report", READER)
+    spec = importlib.util.spec_from_file_location("report_file", READER)
     nkr = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(nkr)
     unittest.main(argv=argv, verbosity=1)

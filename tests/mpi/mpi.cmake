@@ -72,7 +72,7 @@ foreach(_nsk_case IN LISTS _nsk_mpi_cases)
     COMMAND Python3::Interpreter ${CMAKE_CURRENT_LIST_DIR}/test_mpi.py --case ${_nsk_case}
             --demo $<TARGET_FILE:mpi_report_demo> --mpiexec ${MPIEXEC_EXECUTABLE}
             --np-flag=${MPIEXEC_NUMPROC_FLAG} ${_nsk_mpi_flags} ${_nsk_command_arg}
-            --tools ${PROJECT_SOURCE_DIR}/tools --checker ${CMAKE_CURRENT_LIST_DIR}/../check_trace.py
+            --python ${PROJECT_SOURCE_DIR}/python --checker ${CMAKE_CURRENT_LIST_DIR}/../check_trace.py
             --workdir ${CMAKE_CURRENT_BINARY_DIR}/mpi_${_nsk_case} --mode ${_nsk_mpi_mode})
   # Open MPI refuses to start as root unless told; CI runs as root. TIMEOUT only stops a hang:
   # the faults must end each run within seconds (the script checks how long each took). Under

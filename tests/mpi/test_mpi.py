@@ -22,7 +22,7 @@
   a bad option is refused by enable() with a line naming it.
 
 usage: test_mpi.py --case merge|faults --demo EXE --mpiexec MPIEXEC [--np-flag -n]
-                   [--oversubscribe] --tools DIR [--command nsightkit] --checker check_trace.py
+                   [--oversubscribe] --python DIR [--command nsightkit] --checker check_trace.py
                    --workdir DIR [--mode enabled|disabled]
 (--command: the nsightkit command, for --case merge)
 """
@@ -442,7 +442,7 @@ def main():
     ap.add_argument("--mpiexec", required=True)
     ap.add_argument("--np-flag", default="-n")
     ap.add_argument("--oversubscribe", action="store_true")
-    ap.add_argument("--tools", required=True)
+    ap.add_argument("--python", required=True, help="the directory of the nsightkit Python package (its report reader)")
     ap.add_argument("--command")
     ap.add_argument("--checker", required=True)
     ap.add_argument("--workdir", required=True)
@@ -450,8 +450,8 @@ def main():
     args = ap.parse_args()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
-    sys.path.insert(0, os.path.abspath(args.tools))
-    import nsightkit_report as nkr
+    sys.path.insert(0, os.path.abspath(args.python))
+    from nsightkit import report_file as nkr
 
     run = Runner(args)
     if args.case == "merge" and not args.command:

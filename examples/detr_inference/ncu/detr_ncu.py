@@ -15,7 +15,7 @@
       moved across modules (Pearson r, and the spread of microseconds per MB): whether a module's
       latency is proportional to its DRAM transfer size.
 
-The report is read by nsightkit's reader, tools/nsightkit_report.py. Python standard library only.
+The report is read by nsightkit's reader, python/nsightkit/report_file.py. Python standard library only.
 Exit status 1 when a file has no kernel rows, 2 when the report cannot be read.
 """
 import argparse
@@ -25,8 +25,8 @@ import math
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools"))
-import nsightkit_report as nkr  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "python"))
+from nsightkit import report_file as nkr  # noqa: E402
 
 METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum")
 BYTE_UNITS = {"byte": 1, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9, "tbyte": 1e12,

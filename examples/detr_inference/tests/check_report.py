@@ -21,9 +21,9 @@ import re
 import subprocess
 import sys
 
-# The report's summary is read by nsightkit's one reader, tools/nsightkit_report.py.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools"))
-import nsightkit_report as nkr  # noqa: E402
+# The report's summary is read by nsightkit's one reader, the Python package's report_file module.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "python"))
+from nsightkit import report_file as nkr  # noqa: E402
 
 ITERATIONS, WARMUP, ENC, DEC = 2, 1, 2, 3
 

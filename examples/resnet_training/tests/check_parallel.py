@@ -18,7 +18,7 @@ With --disabled (an NSIGHTKIT_DISABLE build) the training and the faults are che
 way, and no report is written.
 
 usage: check_parallel.py --exe PATH --mpiexec MPIEXEC [--np-flag=-n] [--oversubscribe]
-                         --tools DIR [--command nsightkit] --workdir DIR [--disabled]
+                         --python DIR [--command nsightkit] --workdir DIR [--disabled]
 """
 import argparse
 import json
@@ -72,7 +72,7 @@ def main():
     ap.add_argument("--mpiexec", required=True)
     ap.add_argument("--np-flag", default="-n")
     ap.add_argument("--oversubscribe", action="store_true")
-    ap.add_argument("--tools", required=True)
+    ap.add_argument("--python", required=True, help="the directory of the nsightkit Python package (its report reader)")
     ap.add_argument("--command", help="the nsightkit command: the offline merge is checked with it")
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--disabled", action="store_true")
@@ -80,8 +80,8 @@ def main():
     work = args.workdir
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    sys.path.insert(0, os.path.abspath(args.tools))
-    import nsightkit_report as nkr
+    sys.path.insert(0, os.path.abspath(args.python))
+    from nsightkit import report_file as nkr
 
     ranks2 = [args.mpiexec, args.np_flag, "2"] + (["--oversubscribe"] if args.oversubscribe else [])
     merge = [args.command, "merge"] if args.command else None

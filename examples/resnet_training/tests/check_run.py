@@ -22,9 +22,9 @@ import os
 import subprocess
 import sys
 
-# Report summaries are read by nsightkit's one reader, tools/nsightkit_report.py.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools"))
-import nsightkit_report as nkr  # noqa: E402
+# Report summaries are read by nsightkit's one reader, the Python package's report_file module.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "python"))
+from nsightkit import report_file as nkr  # noqa: E402
 
 FAILURES = []
 
@@ -76,7 +76,7 @@ def load(path):
 
 
 def load_report(path):
-    """The report's summary (nsightkit_report.Summary), or None after a failed check naming the
+    """The report's summary (nsightkit.report_file.Summary), or None after a failed check naming the
     problem."""
     try:
         return nkr.read_summary(path)

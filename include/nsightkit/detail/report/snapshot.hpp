@@ -27,7 +27,7 @@ namespace detail::report {
 
 /// A path component as the report shows it: the name, or "domain@name" outside the "nsightkit"
 /// and global domains (ncu's notation for domain-qualified ranges). The one place this rule lives
-/// in C++ (tools/nsightkit_report.py holds it for Python).
+/// in C++ (python/nsightkit/report_file.py holds it for Python).
 inline std::string component(std::string const& domain, std::string const& name) {
   if (domain.empty() || domain == "nsightkit") return name;
   return domain + "@" + name;

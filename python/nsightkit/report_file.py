@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Reads nsightkit's report files: the summary JSON and the Chrome trace JSON.
 
-A small reader for notebooks, scripts and nsightkit's own checks (Python 3.8 or later, standard
-library only); it only reads. Tables, merges, comparisons and pages of saved reports are made by
-the `nsightkit` command (nsightkit stats, merge, diff, html; docs/profile.md). It loads a file,
-checks it, and hands back plain objects:
+The one Python reader of these files (nsightkit.load() is its read()), for notebooks, scripts and
+nsightkit's own checks. Python 3.8 or later, standard library only, and importable on its own (no
+import of the rest of the package), so a checkout's scripts use it from python/ too. It only reads:
+tables, merges, comparisons and pages of saved reports are made by the `nsightkit` command
+(nsightkit stats, merge, diff, html; docs/profile.md). It loads a file, checks it, and hands back
+plain objects:
 
   summary = read_summary("s.json")      # "format": "nsightkit-report", version 1
   for row in summary.paths:             # PathRow: path, name, domain, depth, key, count,
@@ -26,7 +28,7 @@ path as the report prints it: the name alone in nsightkit's own domain ("nsightk
 default NVTX domain (""), else "domain@name".
 
 As a command, it checks files and prints what each holds:
-  nsightkit_report.py FILE...     exit status 0 when every file reads, 2 otherwise
+  python -m nsightkit.report_file FILE...   exit status 0 when every file reads, 2 otherwise
 """
 
 import gzip
@@ -519,7 +521,7 @@ def main(argv=None):
         try:
             print(f"{path}: {describe(read(path))}")
         except ReportError as e:
-            print(f"nsightkit_report: error: {e}", file=sys.stderr)
+            print(f"nsightkit.report_file: error: {e}", file=sys.stderr)
             status = 2
     return status
 
