@@ -1,12 +1,34 @@
-"""nsightkit for Python: the reader of the report's saved files (report_file), as nsightkit.load.
+"""nsightkit for Python and PyTorch (docs/pytorch.md).
+
+    import nsightkit
+    ranges = nsightkit.instrument(model)        # an NVTX range per module call: backbone/layer1/0/conv1
+    with nsightkit.range("train_step"):         # a range of your own (also a decorator)
+        loss = model(x).sum()
+    ranges.remove()
+
+Run the program under `nsightkit profile --report table,json=run.json -- python train.py` (the
+`nsightkit` command installed with this package), then read the report back:
 
     report = nsightkit.load("run.json")          # nsightkit.report_file's Summary (or Trace)
     for row in report.paths:
         print(row.path, row.count, row.total_ns)
+
+get_include() and get_cmake_dir() give C++ extensions nsightkit's headers and CMake package.
+Importing nsightkit imports neither torch nor nvtx: they are loaded on first use.
 """
 
 from . import report_file
+from .locations import get_cmake_dir, get_include, get_pkgconfig_dir
+from .modules import ModuleRanges, instrument
+from .ranges import DOMAIN, range  # noqa: A004 (nsightkit.range)
 from .report_file import ReportError
+
+try:
+    from importlib.metadata import PackageNotFoundError, version as _version
+
+    __version__ = _version("nsightkit")
+except (ImportError, PackageNotFoundError):  # a source checkout
+    __version__ = None
 
 
 def load(path):
@@ -16,4 +38,5 @@ def load(path):
     return report_file.read(path)
 
 
-__all__ = ["ReportError", "load", "report_file"]
+__all__ = ["DOMAIN", "ModuleRanges", "ReportError", "get_cmake_dir", "get_include", "get_pkgconfig_dir",
+           "instrument", "load", "range", "report_file"]

@@ -1,0 +1,106 @@
+"""An NVTX range per PyTorch module call: the Python counterpart of the C++ ModuleScope.
+
+Each module's range is named by its own name (the last component of its qualified name) in
+nsightkit's domain, as ModuleScope names it (docs/module-hooks.md, "Names and paths"): nesting
+makes the path, so the report's row of a module called from its parent's forward is its qualified
+name with '/' (`backbone/layer1/0/conv1`), and ncu's --nvtx-include takes the same path. The ranges
+come from per-module forward pre/post hooks; torch itself is never imported here (the model's own
+methods are used), so `import nsightkit` works without torch.
+"""
+
+import inspect
+
+from . import ranges
+
+
+class ModuleRanges:
+    """What instrument() installed. remove() takes every hook away; so does leaving a `with` block.
+
+    `paths` lists the report paths of the instrumented modules, in named_modules() order; `active`
+    says whether hooks are installed (none when no NVTX tool listens). The hook handles are kept in
+    one list, so hooks added for other passes later come off with the same remove().
+    """
+
+    def __init__(self, paths, handles):
+        self.paths = tuple(paths)
+        self._handles = list(handles)
+
+    @property
+    def active(self):
+        return bool(self._handles)
+
+    def remove(self):
+        while self._handles:
+            self._handles.pop().remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.remove()
+        return False
+
+    def __repr__(self):
+        state = f"{len(self._handles)} hooks" if self._handles else "no hooks"
+        return f"<nsightkit.ModuleRanges: {len(self.paths)} modules, {state}>"
+
+
+def _range_hooks(push, pop, attributes):
+    def pre(_module, _args):
+        push(attributes)
+
+    def post(_module, _args, _output):
+        pop()
+
+    return pre, post
+
+
+def _takes_always_call(module):
+    # torch 2.1+: the post hook also runs when forward raises, so an exception leaves no range open.
+    try:
+        return "always_call" in inspect.signature(module.register_forward_hook).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def instrument(model, *, name=None):
+    """Puts an NVTX range around every call of every submodule of `model` (a torch.nn.Module).
+
+    A submodule's range is named by its own name; called from its parents' forwards, its report
+    path is its qualified name with '/' (`encoder/layers/0/attn`). The model itself gets a range
+    only when `name` is given (its paths then start with `name/`). Returns a ModuleRanges; its
+    remove() (or a `with` block) takes the hooks away.
+
+    When no NVTX tool listens (no `nsightkit profile`, no Nsight Systems), no hook is installed, so
+    the model runs at its uninstrumented speed. A module shared under two names is named by the
+    first (named_modules() lists it once); a module called outside its parent's forward nests where
+    it is called. Before torch 2.1 a forward that raises leaves its range open (no always_call).
+    """
+    if not hasattr(model, "named_modules") or not hasattr(model, "register_forward_pre_hook"):
+        raise TypeError(f"nsightkit.instrument: expected a torch.nn.Module, not {type(model).__name__}")
+    if name is not None and (not isinstance(name, str) or not name or "/" in name):
+        raise ValueError(f"nsightkit.instrument: name must be a non-empty string without '/', not {name!r}")
+    domain = ranges.domain()
+    listening = getattr(domain, "handle", None) is not None
+    always_call = _takes_always_call(model)
+    paths, handles = [], []
+    for qualified, module in model.named_modules():
+        if not qualified:
+            if name is None:
+                continue
+            own, path = name, name
+        else:
+            own = qualified.rsplit(".", 1)[-1]
+            path = qualified.replace(".", "/")
+            if name is not None:
+                path = f"{name}/{path}"
+        paths.append(path)
+        if not listening:
+            continue
+        pre, post = _range_hooks(domain.push_range, domain.pop_range, domain.get_event_attributes(own))
+        handles.append(module.register_forward_pre_hook(pre))
+        if always_call:
+            handles.append(module.register_forward_hook(post, always_call=True))
+        else:
+            handles.append(module.register_forward_hook(post))
+    return ModuleRanges(paths, handles)
