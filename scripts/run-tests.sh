@@ -57,8 +57,19 @@ if [ ! -x "$nvtx_venv/bin/python" ] || ! "$nvtx_venv/bin/python" -c "import nvtx
   python3 -m venv "$nvtx_venv" && "$nvtx_venv/bin/pip" install -q nvtx \
     || echo "could not install PyPI's nvtx package: the Python profile test will be skipped"
 fi
+# A Python with PyPI's HolisticTraceAnalysis: HTA loads a Kineto-schema trace (report_kineto_hta).
+# Made once and kept; HTA's runtime needs only these (it also declares JupyterLab and pytest, for
+# its notebooks and its own tests: 500 MB installed instead of 290).
+hta_venv="$out/venv-hta"
+if [ ! -x "$hta_venv/bin/python" ] ||
+  ! "$hta_venv/bin/python" -c "from hta.trace_analysis import TraceAnalysis" 2>/dev/null; then
+  python3 -m venv "$hta_venv" &&
+    "$hta_venv/bin/pip" install -q numpy pandas plotly networkx pydot psutil pyyaml &&
+    "$hta_venv/bin/pip" install -q --no-deps HolisticTraceAnalysis ||
+    echo "could not install HTA from PyPI: the Kineto-schema trace test will be skipped"
+fi
 run_suite gcc "--no-tests=error" "${release_o2[@]}" -DCMAKE_CXX_COMPILER=g++ \
-  "-DNSIGHTKIT_TEST_PYTHON_NVTX=$nvtx_venv/bin/python"
+  "-DNSIGHTKIT_TEST_PYTHON_NVTX=$nvtx_venv/bin/python" "-DNSIGHTKIT_TEST_PYTHON_HTA=$hta_venv/bin/python"
 # The packaging test (consumers) builds its programs with the plain compiler, the same as in the gcc
 # suite, and benchmarks have nothing to measure when disabled: both are left out here.
 run_suite disabled "-LE gpu|packaging" "${release_o2[@]}" -DCMAKE_CXX_COMPILER=g++ -DNSIGHTKIT_CUDA=OFF \

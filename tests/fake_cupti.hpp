@@ -1,128 +1,15 @@
-// A fake CUPTI for the report's GPU tests on the CPU: launch() is the callback of a launch call on
-// the launching thread; kernel()/copy()/memory() queue the activity CUPTI would record, delivered
-// later by arrive() (or at the report's flush), as CUPTI's buffer-completed callback would.
-// Session makes it the report's CUPTI source for one test.
+// Session: a report using a fresh FakeCupti (fake_cupti_source.hpp) as its CUPTI source, for one
+// Catch2 test.
 #pragma once
 
 #include <nsightkit/report.hpp>
 
 #include <catch2/catch.hpp>
 
-#include <cstdint>
-#include <utility>
-#include <vector>
+#include "fake_cupti_source.hpp"
 
 #if NSIGHTKIT_ENABLED
-#include <nsightkit/detail/report/clock.hpp>
-#include <nsightkit/detail/report/gpu_attribution.hpp>
-
 namespace nsightkit_test {
-
-namespace nr = nsightkit::detail::report;
-
-class FakeCupti final : public nr::AttributionSource {
- public:
-  [[nodiscard]] char const* name() const noexcept override { return "cupti"; }
-
-  /// The report clock now: synthetic activity placed against real ranges.
-  static std::int64_t now() noexcept { return nr::clock_now(nr::process_tsc()); }
-
-  std::uint32_t launch(std::int64_t when) {
-    std::uint32_t const id = next_++;
-    note_launch(id, when);
-    return id;
-  }
-
-  nr::GpuActivity& kernel(std::uint32_t corr, std::uint32_t stream, std::int64_t start,
-                          std::int64_t end, char const* kname = "kernel_a",
-                          std::uint64_t graph_node = 0) {
-    nr::GpuActivity a;
-    a.kind = nr::GpuActivity::Kind::kernel;
-    a.correlation = corr;
-    a.stream = stream;
-    a.start = start;
-    a.end = end;
-    a.name = intern_name(kname);
-    a.graph_node = graph_node;
-    queued_.push_back(a);
-    return queued_.back();
-  }
-
-  nr::GpuActivity& copy(std::uint32_t corr, nr::CopyKind kind, std::uint64_t bytes,
-                        std::int64_t start, std::int64_t end, bool pageable,
-                        std::uint32_t stream = 9) {
-    nr::GpuActivity a;
-    a.kind = nr::GpuActivity::Kind::memcpy;
-    a.copy = kind;
-    a.pageable = pageable;
-    a.correlation = corr;
-    a.stream = stream;
-    a.bytes = bytes;
-    a.start = start;
-    a.end = end;
-    queued_.push_back(a);
-    return queued_.back();
-  }
-
-  void memory(std::uint32_t corr, bool alloc, std::uint64_t address, std::uint64_t bytes,
-              std::int64_t t) {
-    nr::GpuActivity a;
-    a.kind = alloc ? nr::GpuActivity::Kind::alloc : nr::GpuActivity::Kind::free;
-    a.correlation = corr;
-    a.address = address;
-    a.bytes = bytes;
-    a.start = a.end = t;
-    queued_.push_back(a);
-  }
-
-  /// The CUPTI stream id (device 0) a stream handle has, for work launched on it by threads
-  /// outside any range; a handle not listed is one CUPTI cannot tell.
-  bool stream_key(void* stream, std::uint64_t& key) override {
-    for (auto const& [handle, id] : streams) {
-      if (handle == stream) {
-        key = id;
-        return true;
-      }
-    }
-    return false;
-  }
-  std::vector<std::pair<void*, std::uint32_t>> streams;
-
-  /// A host-blocking call `api` that took `ns` on this thread, as CUPTI's exit callback sees it.
-  void sync(char const* api, std::int64_t ns) { note_sync(intern_name(api), ns); }
-
-  /// Delivers what was queued.
-  void arrive() {
-    std::vector<nr::GpuActivity> batch;
-    batch.swap(queued_);
-    if (!batch.empty()) add_activities(batch.data(), batch.size());
-  }
-
-  void activate(bool on) override {
-    active = on;
-    activations.push_back(on);
-  }
-
-  bool active{false};
-  std::vector<bool> activations;
-  int deliveries{0};
-
- protected:
-  void deliver() override {
-    ++deliveries;
-    arrive();
-  }
-
- private:
-  std::uint32_t next_{1};
-  std::vector<nr::GpuActivity> queued_;
-};
-
-inline FakeCupti* fake = nullptr;
-// Every fake stays alive (and reachable, for LeakSanitizer) until the process ends: threads'
-// launch cursors and the report's flush may still point into an earlier one.
-inline std::vector<FakeCupti*>& all_fakes = *new std::vector<FakeCupti*>;
-inline nr::GpuSource* provide_fake() { return fake; }
 
 /// A report using a fresh fake as its CUPTI source, for one test.
 struct Session {

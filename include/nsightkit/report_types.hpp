@@ -76,6 +76,19 @@ constexpr char const* to_string(GpuSourceKind k) noexcept {
   return "?";
 }
 
+/// The conventions the trace is written in (ReportOptions::trace_schema). Both are Chrome
+/// trace-event JSON that Perfetto UI opens; they differ only where Kineto's names would replace
+/// nsightkit's documented ones (docs/report.md, "Loading a trace in HTA").
+enum class TraceSchema : std::uint8_t {
+  /// nsightkit's categories ("nsightkit", "nsightkit step", "nsightkit gpu", ...); steps keep
+  /// their NVTX names ("step 3").
+  chrome,
+  /// PyTorch profiler's (Kineto's): GPU work in categories "kernel", "gpu_memcpy" and
+  /// "gpu_memset", each launch a "cuda_runtime" event with its correlation id, steps named
+  /// "ProfilerStep#N", so Holistic Trace Analysis (HTA) reads the trace.
+  kineto,
+};
+
 /**
  * @brief What the report records and where it writes.
  *
@@ -141,6 +154,8 @@ struct ReportOptions {
   /// The largest trace, in bytes of JSON (before compression; 0: no limit). Past it the oldest
   /// events are left out and the trace says so (otherData.size_cap).
   std::size_t max_trace_bytes{std::size_t{256} << 20};
+  /// The trace's conventions: nsightkit's own, or Kineto's for HTA (trace-schema=kineto).
+  TraceSchema trace_schema{TraceSchema::chrome};
 
   /// Signals that make the report write every output, then do what they did before (the
   /// program's handler, or the default action: the process ends by the signal). A signal the

@@ -39,11 +39,8 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-try:
-    import nsightkit_report  # the project's one reader of the summary JSON
-except ImportError:  # pragma: no cover - the reader is in tools/ of the same checkout
-    nsightkit_report = None
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+from nsightkit import report_file  # noqa: E402  (the project's one reader of the summary JSON)
 
 UNITS = {"nsecond": 1.0, "ns": 1.0, "usecond": 1e3, "us": 1e3, "msecond": 1e6, "ms": 1e6,
          "second": 1e9, "s": 1e9}
@@ -56,16 +53,11 @@ STEP = re.compile(r"^step \d+$")
 
 def load_rows(path):
     """{path: raw row dict} of a summary's merged rows, read by the project's one reader."""
-    if nsightkit_report is not None:
-        try:
-            summary = nsightkit_report.read_summary(path)
-        except nsightkit_report.ReportError as e:
-            sys.exit(str(e))
-        return {p: row.raw for p, row in summary.by_path().items()}
-    doc = json.loads(Path(path).read_text())
-    if doc.get("format") != "nsightkit-report":
-        sys.exit(f"{path}: not an nsightkit report summary")
-    return {r["path"]: r for r in doc["paths"]}
+    try:
+        summary = report_file.read_summary(path)
+    except report_file.ReportError as e:
+        sys.exit(str(e))
+    return {p: row.raw for p, row in summary.by_path().items()}
 
 
 def parse_ncu_text(path):
@@ -188,9 +180,13 @@ def trace_kernels(path):
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as f:
         events = json.load(f)["traceEvents"]
+    # nsightkit's schema puts copies and memsets under "nsightkit gpu" too ("Memcpy HtoD",
+    # "Memset"; lower case in older traces); Kineto's (trace-schema=kineto) has kernels alone in
+    # "kernel".
     out = [(e["ts"], e["dur"], e["name"]) for e in events
-           if e.get("ph") == "X" and e.get("cat") == "nsightkit gpu"
-           and not e["name"].startswith(("memcpy", "memset"))]
+           if e.get("ph") == "X" and (e.get("cat") == "kernel" or (
+               e.get("cat") == "nsightkit gpu"
+               and not e["name"].startswith(("memcpy", "memset", "Memcpy", "Memset"))))]
     return sorted(out)
 
 

@@ -188,3 +188,29 @@ if(TARGET nsightkit::cupti AND NSIGHTKIT_HAVE_CUDA_LANGUAGE AND _nsk_report_mode
     add_dependencies(test_report_signals_gpu report_signals_gpu_demo)
   endif()
 endif()
+
+# ---- Kineto's schema (trace-schema=kineto), read by Holistic Trace Analysis (HTA, from PyPI) ----
+# report_kineto_demo writes traces of faked GPU work (tests/fake_cupti_source.hpp) at exact times,
+# streamed and from memory; run_hta.py checks them, loads them with HTA and checks its temporal and
+# idle-time breakdowns. The Python is NSIGHTKIT_TEST_PYTHON_HTA (scripts/run-tests.sh makes one);
+# a Python without HTA runs the checks of the file alone and reports the test skipped.
+set(NSIGHTKIT_TEST_PYTHON_HTA "" CACHE FILEPATH
+  "A Python interpreter with PyPI's HolisticTraceAnalysis, for the Kineto-schema trace test")
+if(_nsk_report_mode STREQUAL "enabled")
+  add_executable(report_kineto_demo report/report_kineto_demo.cpp)
+  # It includes the engine's headers (the fake CUPTI source): {fmt} as the tests get it.
+  target_link_libraries(report_kineto_demo PRIVATE nsightkit::nsightkit nsightkit_warnings
+    ${NSIGHTKIT_FMT_PROVIDER})
+  target_include_directories(report_kineto_demo PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  if(NSIGHTKIT_TEST_PYTHON_HTA)
+    set(_nsk_hta_python ${NSIGHTKIT_TEST_PYTHON_HTA})
+  else()
+    set(_nsk_hta_python ${Python3_EXECUTABLE})
+  endif()
+  add_test(NAME report_kineto_hta
+    COMMAND ${_nsk_hta_python} ${CMAKE_CURRENT_SOURCE_DIR}/report/run_hta.py
+            --demo $<TARGET_FILE:report_kineto_demo> --checker ${CMAKE_CURRENT_SOURCE_DIR}/check_trace.py
+            --dir ${CMAKE_CURRENT_BINARY_DIR}/report_kineto_hta)
+  set_tests_properties(report_kineto_hta PROPERTIES LABELS cpu SKIP_RETURN_CODE 77 TIMEOUT 300
+    ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
+endif()

@@ -85,7 +85,7 @@ def gpu_slice(ts_us, dur_us, name):
 # CUPTI's records of NCU's three kernels, 1 us shorter each (as measured on the H100), in launch
 # order, spelled as the C++ runtime demangles; a copy between them, which ncu does not profile.
 TRACE = [gpu_slice(10.0, 399.0, "void ns::(anonymous namespace)::gemm<true>(float const*)"),
-         gpu_slice(409.5, 0.5, "memcpy HtoD"),
+         gpu_slice(409.5, 0.5, "Memcpy HtoD"),
          gpu_slice(410.0, 199.0, "conv"),
          gpu_slice(415.0, 149.0, "ncclDevKernel_AllReduce_Sum_f32_RING_LL")]
 

@@ -232,8 +232,9 @@ TEST_CASE("the trace names each GPU slice after what ran, with the launching ran
   };
   CHECK(slices("\"gemm(float*, int)\"") == 2);
   CHECK(slices("\"relu<\\\"quoted\\\">\"") == 1);  // escaped once, as JSON
-  CHECK(slices("\"memcpy HtoD\"") == 1);
-  CHECK(slices("\"memcpy DtoH\"") == 1);
+  // Copies as Nsight Systems and Kineto spell them.
+  CHECK(slices("\"Memcpy HtoD\"") == 1);
+  CHECK(slices("\"Memcpy DtoH\"") == 1);
   CHECK(slices("\"layer\"") == 0);  // no GPU slice is named after the range any more
 }
 
@@ -267,6 +268,73 @@ TEST_CASE("a trace streamed to its file names GPU slices after what ran too") {
   o.trace.clear();
   REQUIRE(Report::enable(o));
   std::remove(path.c_str());
+}
+
+TEST_CASE("trace-schema=kineto: Kineto's categories, launches and step names, the rest the same") {
+  CHECK(ReportOptions::parse("trace=t.json,trace-schema=kineto").trace_schema ==
+        nsightkit::TraceSchema::kineto);
+  CHECK(ReportOptions::parse("trace=t.json,trace-schema=Chrome").trace_schema ==
+        nsightkit::TraceSchema::chrome);
+  CHECK(ReportOptions::parse("trace=t.json").trace_schema == nsightkit::TraceSchema::chrome);
+  std::string why;
+  CHECK_FALSE(ReportOptions::try_parse("trace=t.json,trace-schema=perfetto", &why));
+  CHECK_THAT(why, Catch::Contains("bad value in 'trace-schema=perfetto' (use chrome or kineto)"));
+  CHECK_THAT(why, Catch::Contains("trace-schema=chrome|kineto"));  // the grammar lists it
+  CHECK_FALSE(ReportOptions::try_parse("trace=t.json,trace-schema", &why));
+  CHECK_THAT(why, Catch::Contains("no value in 'trace-schema'"));
+  CHECK_FALSE(
+      ReportOptions::try_parse("trace=t.json,trace-schema=kineto,trace-schema=chrome", &why));
+  CHECK_THAT(why, Catch::Contains("'trace-schema' given twice"));
+
+  for (auto const schema : {nsightkit::TraceSchema::chrome, nsightkit::TraceSchema::kineto}) {
+    bool const kineto = schema == nsightkit::TraceSchema::kineto;
+    INFO((kineto ? "kineto" : "chrome"));
+    Session session;
+    ReportOptions o = Report::options();
+    o.record_trace = true;
+    o.trace_schema = schema;
+    REQUIRE(Report::enable(o));
+    nsightkit::CaptureOptions co;
+    co.backends = nsightkit::CaptureBackend::nvtx_range;
+    nsightkit::CaptureWindow window{nsightkit::CaptureSchedule{0, 0, 2}, co};
+    std::uint32_t k = 0, c = 0, m = 0;
+    for (int i = 0; i < 2; ++i) {
+      auto step = window.step();
+      ScopedRange r{"layer"};
+      k = fake->launch(1'000'000);
+      c = fake->launch(1'000'100);
+      m = fake->launch(1'000'200);
+    }
+    fake->kernel(k, 3, 1'500'000, 1'600'000, "_Z4gemmPfi");
+    fake->copy(c, nr::CopyKind::h2d, 4096, 1'600'000, 1'650'000, false, 3);
+    fake->memset(m, 4096, 1'650'000, 1'660'000, 3);
+    std::string const trace = Report::trace_json();
+    INFO(trace);
+    auto has = [&](std::string const& text) { return trace.find(text) != std::string::npos; };
+    // In both: what ran, on which device and stream, launched by which call (Kineto's args).
+    CHECK(has(R"("args":{"path":"layer","cpu_thread":)"));
+    CHECK(has(R"(,"device":0,"stream":3,"correlation":)" + std::to_string(k) + "}"));
+    CHECK(has(R"({"ph":"X","name":"Memset","cat":")"));
+    CHECK(kineto == has(R"j({"ph":"X","name":"gemm(float*, int)","cat":"kernel")j"));
+    CHECK(kineto == has(R"({"ph":"X","name":"Memcpy HtoD","cat":"gpu_memcpy")"));
+    CHECK(kineto == has(R"({"ph":"X","name":"Memset","cat":"gpu_memset")"));
+    CHECK(kineto != has(R"("cat":"nsightkit gpu")"));
+    // The launch call, where HTA finds a kernel's: Kineto's schema only.
+    CHECK(kineto == has(R"({"ph":"X","name":"launch","cat":"cuda_runtime",)"));
+    CHECK(kineto == has(R"("dur":0,"args":{"correlation":)" + std::to_string(k) + "}}"));
+    // Steps: "ProfilerStep#N" in Kineto's schema, their NVTX names in nsightkit's.
+    CHECK(kineto == has(R"({"ph":"X","name":"ProfilerStep#1","cat":"nsightkit step")"));
+    CHECK(kineto != has(R"({"ph":"X","name":"step 1","cat":"nsightkit step")"));
+    CHECK(has(R"({"ph":"X","name":"layer","cat":"nsightkit")"));  // ranges as they are
+    CHECK_FALSE(has("distributedInfo"));                          // no rank here
+  }
+}
+
+TEST_CASE("a step's name in Kineto's schema ends with the number its name ends with") {
+  CHECK(nr::profiler_step_name("step 12") == "ProfilerStep#12");
+  CHECK(nr::profiler_step_name("step1") == "ProfilerStep#1");
+  CHECK(nr::profiler_step_name("warm-up") == "warm-up");  // no number: no iteration for HTA
+  CHECK(nr::profiler_step_name("") == "");
 }
 
 TEST_CASE("captured mode: GPU activity is collected only in captured steps, settled at the end") {

@@ -184,11 +184,12 @@ class SliceLabels {
     switch (key >> 32) {
       case 1: return low < kernel_names.size() ? demangle(kernel_names[low].c_str()) : "kernel";
       case 2:
-        return low == static_cast<unsigned>(CopyKind::h2d)   ? "memcpy HtoD"
-               : low == static_cast<unsigned>(CopyKind::d2h) ? "memcpy DtoH"
-               : low == static_cast<unsigned>(CopyKind::d2d) ? "memcpy DtoD"
-                                                             : "memcpy";
-      default: return "memset";
+        // Nsight Systems' and Kineto's spelling: HTA tells memory work by these prefixes.
+        return low == static_cast<unsigned>(CopyKind::h2d)   ? "Memcpy HtoD"
+               : low == static_cast<unsigned>(CopyKind::d2h) ? "Memcpy DtoH"
+               : low == static_cast<unsigned>(CopyKind::d2d) ? "Memcpy DtoD"
+                                                             : "Memcpy";
+      default: return "Memset";
     }
   }
   std::unordered_map<std::uint64_t, std::string> texts_;
@@ -202,7 +203,10 @@ inline std::uint32_t thread_label(
   if (key == 0 || t == text.end()) return no_node;
   auto const [it, added] =
       td.gpu_label_of.try_emplace(key, static_cast<std::uint32_t>(td.gpu_labels.size()));
-  if (added) td.gpu_labels.push_back(*t->second);
+  if (added) {
+    td.gpu_labels.push_back(*t->second);
+    td.gpu_label_kinds.push_back(static_cast<SliceKind>(key >> 32));
+  }
   return it->second;
 }
 

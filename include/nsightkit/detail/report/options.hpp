@@ -25,7 +25,7 @@ namespace detail::report {
 /// What the grammar accepts, quoted in every parse error.
 inline constexpr char const report_grammar[] =
     "a comma-separated list of: table[=stderr|stdout|PATH], json=PATH, csv=PATH, "
-    "trace=PATH[.gz], html=PATH, trace-size=BYTES[k|M|G], "
+    "trace=PATH[.gz], html=PATH, trace-size=BYTES[k|M|G], trace-schema=chrome|kineto, "
     "captured[=on|off], threads[=on|off], gpu=on|off|auto|events|cupti, gpu-depth=N, "
     "advice=on|off|all, samples=N, trace-events=N, paths=N, depth=N, "
     "domains=all|NAME[+NAME...], signals=off|SIG[+SIG...], trigger-signal=off|SIG, "
@@ -205,7 +205,7 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
       "advice", "domains", "signals",      "trigger-signal", "trigger-file", "snapshot-every",
       "strict"};
   bool seen[count] = {};
-  bool seen_html = false, seen_trace_size = false;
+  bool seen_html = false, seen_trace_size = false, seen_schema = false;
   std::size_t pos = 0;
   while (pos <= spec.size()) {
     std::size_t const comma = spec.find(',', pos);
@@ -239,6 +239,22 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
       } else if (!parse_size(value, o.max_trace_bytes)) {
         return fail("bad size in " + quoted +
                     " (bytes, with k, M or G for 2^10, 2^20, 2^30; at least 4k; 0: no limit)");
+      }
+      continue;
+    }
+    if (word == "trace-schema") {  // the trace's conventions: nsightkit's or Kineto's (HTA)
+      if (seen_schema) {
+        error = "'trace-schema' given twice; expected " + std::string{report_grammar};
+        return false;
+      }
+      seen_schema = true;
+      if (has_value && equals_word(value, "chrome")) {
+        o.trace_schema = TraceSchema::chrome;
+      } else if (has_value && equals_word(value, "kineto")) {
+        o.trace_schema = TraceSchema::kineto;
+      } else {
+        return fail((has_value ? "bad value in " : "no value in ") + quoted +
+                    " (use chrome or kineto)");
       }
       continue;
     }

@@ -182,6 +182,9 @@ struct GpuSlice {
   std::uint32_t label{no_node};  // ThreadData::gpu_labels: what ran (CUPTI); no_node: the range
 };
 
+/// What a GPU slice with a label is (the high word of its label key, gpu_accounting.hpp).
+enum class SliceKind : std::uint8_t { other = 0, kernel = 1, memcpy = 2, memset = 3 };
+
 /// A GPU stream as the trace shows it: by handle (events), or by CUPTI's stream id (id >= 0).
 struct GpuTrack {
   void* stream;
@@ -224,8 +227,10 @@ struct ThreadData {
   std::unique_ptr<ThreadGpu> gpu[gpu_slots];  // each GPU source's data for this thread
   std::vector<GpuSlice> gpu_trace;
   std::vector<GpuTrack> gpu_tracks;
-  // What GPU slices ran (a kernel's name, "memcpy HtoD", ...) as JSON strings, by label key.
+  // What GPU slices ran (a kernel's name, "Memcpy HtoD", ...) as JSON strings, by label key,
+  // and what kind of work each is (the trace's categories).
   std::vector<std::string> gpu_labels;
+  std::vector<SliceKind> gpu_label_kinds;
   std::unordered_map<std::uint64_t, std::uint32_t> gpu_label_of;
 
   /// Index of (stream, device) in gpu_tracks, added on first use. Under the lock.
@@ -272,6 +277,7 @@ struct ThreadData {
     gpu_trace.clear();
     gpu_tracks.clear();
     gpu_labels.clear();
+    gpu_label_kinds.clear();
     gpu_label_of.clear();
   }
 };

@@ -4,6 +4,11 @@
 // process, threads and streams. Written into a TextSink, as a whole (trace_parts.hpp) or piece by
 // piece while the run goes on (trace_stream.hpp).
 //
+// Kineto's schema (TraceSchema::kineto, for HTA) is this writer with Kineto's categories and step
+// names where nsightkit's documented ones would otherwise change for everyone, and a
+// "cuda_runtime" event per launch; what does not conflict (a GPU slice's device, stream and
+// correlation args, distributedInfo) is in both.
+//
 // Size cap (ReportOptions::max_trace_bytes, trace-size=): what is written at the end is formatted
 // twice over the same copied data, first only measuring each event's bytes, then for real leaving
 // out the oldest events (by end time: ranges still running at the cut stay, as do all metadata) so
@@ -52,6 +57,7 @@ struct ThreadTraceCopy {
   std::vector<std::string> mark_names;
   std::vector<GpuSlice> gpu;
   std::vector<std::string> gpu_labels;  // JSON strings (GpuSlice::label)
+  std::vector<SliceKind> gpu_kinds;     // per gpu_labels entry
   std::vector<GpuTrack> tracks;
   bool prepared{false};  // names escaped and events sorted (a copy is written twice under a cap)
 };
@@ -68,6 +74,7 @@ inline ThreadTraceCopy copy_for_trace(ThreadData& td, std::uint64_t& dropped) {
   c.instants = td.instants;
   c.gpu = td.gpu_trace;
   c.gpu_labels = td.gpu_labels;
+  c.gpu_kinds = td.gpu_label_kinds;
   c.tracks = td.gpu_tracks;
   dropped += td.trace_dropped;
   c.names.resize(td.nodes.size());
@@ -83,11 +90,34 @@ inline ThreadTraceCopy copy_for_trace(ThreadData& td, std::uint64_t& dropped) {
   return c;
 }
 
+/// A step's name in Kineto's schema: "ProfilerStep#N", N the number that ends its name
+/// (CaptureWindow's "step N"), which HTA reads as the iteration; a name without one is kept.
+inline std::string profiler_step_name(std::string const& name) {
+  std::size_t i = name.size();
+  while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9') --i;
+  return i == name.size() ? name : "ProfilerStep#" + name.substr(i);
+}
+
+/// Kineto's category of a GPU slice: what HTA counts as kernels and memory work.
+inline char const* kineto_category(SliceKind k) noexcept {
+  switch (k) {
+    case SliceKind::kernel: return "kernel";
+    case SliceKind::memcpy: return "gpu_memcpy";
+    case SliceKind::memset: return "gpu_memset";
+    default: return "nsightkit gpu";  // a range's span (events source): no kernel
+  }
+}
+
 /// Writes the trace, section by section.
 class TraceWriter {
  public:
-  TraceWriter(TextSink& sink, long pid, std::int64_t origin) noexcept
-      : sink_{&sink}, out_{&sink.buffer()}, pid_{pid}, origin_{origin} {}
+  TraceWriter(TextSink& sink, long pid, std::int64_t origin,
+              TraceSchema schema = TraceSchema::chrome) noexcept
+      : sink_{&sink},
+        out_{&sink.buffer()},
+        pid_{pid},
+        origin_{origin},
+        kineto_{schema == TraceSchema::kineto} {}
 
   /// Writes into `sink` from now on (a copy of a writer keeps its tracks, flows and busy time).
   void rebind(TextSink& sink) noexcept {
@@ -148,8 +178,11 @@ class TraceWriter {
     (*out_) += '}';
   }
 
-  void begin(std::string const& process_name) {
-    (*out_) += "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  /// The header; `distributed` is the distributedInfo member with its comma, or empty.
+  void begin(std::string const& process_name, std::string const& distributed = {}) {
+    (*out_) += "{\"displayTimeUnit\":\"ns\",";
+    (*out_) += distributed;
+    (*out_) += "\"traceEvents\":[\n";
     meta_name("process_name", 0, process_name);
   }
 
@@ -338,7 +371,9 @@ class TraceWriter {
       (*out_) += "{\"ph\":\"X\",\"name\":";
       bool const step = e.node == no_node;
       if (step) {
-        json_string((*out_), e.label < t.labels.size() ? t.labels[e.label] : std::string{"step"});
+        std::string const label =
+            e.label < t.labels.size() ? t.labels[e.label] : std::string{"step"};
+        json_string((*out_), kineto_ ? profiler_step_name(label) : label);
       } else {
         (*out_) += e.node < t.names.size() ? t.names[e.node] : std::string{"\"?\""};
       }
@@ -458,8 +493,21 @@ class TraceWriter {
       std::uint32_t const track = lane(g.track, g.slice.start, key);
       if (!keep(key)) continue;
       std::size_t const at = (*out_).size();
+      GpuTrack const& gt = t.tracks[g.slice.track];
       if (g.slice.launched >= 0 && g.slice.correlation != 0 &&
           flows_.insert(g.slice.correlation).second) {
+        if (kineto_) {
+          // The launch call as HTA finds a kernel's: same correlation id, on the thread. CUPTI's
+          // callback times the call's entry only, so it lasts 0.
+          event();
+          fmt::format_to(std::back_inserter((*out_)),
+                         "{{\"ph\":\"X\",\"name\":\"launch\",\"cat\":\"cuda_runtime\",\"pid\":{},"
+                         "\"tid\":{},\"ts\":",
+                         pid_, t.tid);
+          json_micros((*out_), g.slice.launched - origin_);
+          fmt::format_to(std::back_inserter((*out_)),
+                         ",\"dur\":0,\"args\":{{\"correlation\":{}}}}}", g.slice.correlation);
+        }
         // An arrow from the launch call on the thread's track to the work on the GPU's.
         event();
         fmt::format_to(std::back_inserter((*out_)),
@@ -481,15 +529,24 @@ class TraceWriter {
       (*out_) += g.slice.label < t.gpu_labels.size() ? t.gpu_labels[g.slice.label]
                  : g.slice.node < t.names.size()     ? t.names[g.slice.node]
                                                      : std::string{"\"?\""};
-      fmt::format_to(std::back_inserter((*out_)),
-                     ",\"cat\":\"nsightkit gpu\",\"pid\":{},\"tid\":{},\"ts\":", pid_, track);
+      SliceKind const kind =
+          g.slice.label < t.gpu_kinds.size() ? t.gpu_kinds[g.slice.label] : SliceKind::other;
+      fmt::format_to(std::back_inserter((*out_)), ",\"cat\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":",
+                     kineto_ ? kineto_category(kind) : "nsightkit gpu", pid_, track);
       json_micros((*out_), g.slice.start - origin_);
       (*out_) += ",\"dur\":";
       json_micros((*out_), g.slice.dur);
       if (g.slice.node < t.paths.size()) {
         (*out_) += ",\"args\":{\"path\":";
         (*out_) += t.paths[g.slice.node];
-        fmt::format_to(std::back_inserter((*out_)), ",\"cpu_thread\":{}}}", t.tid);
+        fmt::format_to(std::back_inserter((*out_)), ",\"cpu_thread\":{}", t.tid);
+        // CUPTI's work: its device, stream id and launch, as Kineto's args name them.
+        if (gt.id >= 0) {
+          fmt::format_to(std::back_inserter((*out_)),
+                         ",\"device\":{},\"stream\":{},\"correlation\":{}", gt.device, gt.id,
+                         g.slice.correlation);
+        }
+        (*out_) += '}';
       }
       (*out_) += '}';
       measured(at, key);
@@ -574,6 +631,7 @@ class TraceWriter {
   std::string* out_;
   long pid_;
   std::int64_t origin_;
+  bool kineto_;
   bool first_{true};
   bool defer_{false};
   std::string deferred_;  // names set aside while streaming

@@ -27,7 +27,9 @@ struct TraceParts {
   long pid{0};  // the trace's pid: the rank under a launcher, else the OS pid
   std::string rank{"null"};
   long parent{0};
-  std::string name;  // the process track's name
+  std::string name;         // the process track's name
+  std::string distributed;  // the header's distributedInfo member, or empty without a rank
+  TraceSchema schema{TraceSchema::chrome};
   std::int64_t origin{0};
   bool steady{true};
   char const* source{"steady_clock"};
@@ -50,6 +52,13 @@ inline void trace_identity(TraceParts& p) {
   p.name = rank ? fmt::format("nsightkit rank {} (pid {})", rank->rank, p.os_pid)
                 : fmt::format("nsightkit pid {}", p.os_pid);
   if (p.parent != 0) p.name += fmt::format(", forked from pid {}", p.parent);
+  // Kineto's member, which HTA takes a file's rank from: with a pattern that wants a space after
+  // the colon ("rank": 3), so written so.
+  if (rank) {
+    p.distributed =
+        fmt::format("\"distributedInfo\":{{\"rank\": {}{}}},", rank->rank,
+                    rank->size > 0 ? fmt::format(",\"world_size\":{}", rank->size) : std::string{});
+  }
 }
 
 /// Copies what the trace needs out of the report (after the GPU source completed its work).
@@ -65,6 +74,7 @@ inline TraceParts trace_parts(State* s) {
     if (p.steady && s->tsc.usable) p.source = "tsc calibrated to steady_clock";
     if (!p.steady) p.source = "ReportOptions::clock";
     p.cap = s->options.max_trace_bytes;
+    p.schema = s->options.trace_schema;
     for (auto const& t : s->threads) threads.push_back(t.get());
   }
   p.copies.reserve(threads.size());
@@ -115,15 +125,15 @@ inline void write_trace_from_memory(TextSink& sink) {
   std::int64_t cutoff = std::numeric_limits<std::int64_t>::min();
   if (p.cap != 0) {
     TextSink scratch;
-    TraceWriter m{scratch, p.pid, p.origin};
+    TraceWriter m{scratch, p.pid, p.origin, p.schema};
     m.measure();
-    m.begin(p.name);
+    m.begin(p.name, p.distributed);
     trace_events(m, p);
     cutoff = m.cutoff_for(p.cap > trace_reserve ? p.cap - trace_reserve : 0);
   }
-  TraceWriter w{sink, p.pid, p.origin};
+  TraceWriter w{sink, p.pid, p.origin, p.schema};
   w.keep_after(cutoff);
-  w.begin(p.name);
+  w.begin(p.name, p.distributed);
   trace_events(w, p);
   trace_end(w, p, w.cut(), cutoff);
 }

@@ -64,7 +64,9 @@ class TraceStream {
     std::lock_guard<std::mutex> lock{mutex_};
     if (forked_) return false;
     if (active_ && path == path_) {
-      if (origin_ != s.origin.load(std::memory_order_relaxed)) restart_locked(s);  // new clock
+      // A new clock or another schema: the file starts again.
+      if (origin_ != s.origin.load(std::memory_order_relaxed) || schema_ != schema_of(s))
+        restart_locked(s);
       return writable();
     }
     if (active_) close_locked(s);  // another path: the old file is completed first
@@ -150,8 +152,9 @@ class TraceStream {
     TraceParts id;
     trace_identity(id);
     origin_ = s.origin.load(std::memory_order_relaxed);
-    writer_ = std::make_unique<TraceWriter>(sink_, id.pid, origin_);
-    writer_->begin(id.name);
+    schema_ = schema_of(s);
+    writer_ = std::make_unique<TraceWriter>(sink_, id.pid, origin_, schema_);
+    writer_->begin(id.name, id.distributed);
     writer_->defer_names(true);
     head_text_ = std::move(sink_.buffer());
     sink_.buffer().clear();
@@ -358,6 +361,7 @@ class TraceStream {
         c.instants.swap(td->instants);
         c.gpu.swap(td->gpu_trace);
         c.gpu_labels = td->gpu_labels;
+        c.gpu_kinds = td->gpu_label_kinds;
         c.tracks = td->gpu_tracks;
         for (std::size_t i = n.names.size(); i < td->nodes.size(); ++i)
           nodes.emplace_back(component(td->nodes[i].domain, td->nodes[i].name),
@@ -470,6 +474,10 @@ class TraceStream {
   static std::size_t cap_of(State& s) {
     std::lock_guard<std::mutex> lock{s.mutex};
     return s.options.max_trace_bytes;
+  }
+  static TraceSchema schema_of(State& s) {
+    std::lock_guard<std::mutex> lock{s.mutex};
+    return s.options.trace_schema;
   }
 
   /// Text bytes of the header and of pieces [first, end).
@@ -604,6 +612,7 @@ class TraceStream {
   std::unique_ptr<TraceWriter> writer_;
   TextSink sink_;
   std::int64_t origin_{0};
+  TraceSchema schema_{TraceSchema::chrome};
   std::string head_text_;
   std::string unwritten_;  // pieces formatted after writing failed, for the end
   std::string head_;       // the header as the file holds it
