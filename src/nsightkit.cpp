@@ -1,6 +1,7 @@
 // nsightkit's compiled part (NSIGHTKIT_COMPILED; see docs/compile-cost.md): the report engine, the
-// emit engine (the one place NVTX is included), the formatting of range and module names and the
-// cold paths of module hooks and the capture window, defined once for the program.
+// emit engine (the one place NVTX is included), the formatting of range and module names, the
+// capture schedule's grammar and the cold paths of module hooks and the capture window, defined
+// once for the program.
 //
 // Every package builds it into libnsightkit and defines NSIGHTKIT_COMPILED for its consumers,
 // whose headers then only declare these parts. Built with NSIGHTKIT_DISABLE it defines what a
@@ -18,6 +19,7 @@
 
 #include <nsightkit/config.hpp>
 
+#include <nsightkit/detail/capture/schedule_parse.hpp>
 #include <nsightkit/detail/compiled.hpp>
 #include <nsightkit/detail/report/entry_impl.hpp>
 #include <nsightkit/report.hpp>

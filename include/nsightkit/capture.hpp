@@ -38,7 +38,6 @@
 #include <nsightkit/detail/capture_state.hpp>
 #include <nsightkit/detail/compiled.hpp>
 #include <nsightkit/detail/cuda_driver.hpp>
-#include <nsightkit/detail/process.hpp>
 #include <nsightkit/range.hpp>
 
 #include <atomic>

@@ -43,7 +43,8 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
-#include <nsightkit/detail/capture/schedule_parse.hpp>
+#include <nsightkit/detail/capture/schedule.hpp>
+#include <nsightkit/detail/compiled.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -307,3 +308,7 @@ struct CaptureOptions {
 };
 
 NSIGHTKIT_DETAIL_END_NAMESPACE
+
+#if !NSIGHTKIT_DETAIL_COMPILED
+#include <nsightkit/detail/capture/schedule_parse.hpp>
+#endif

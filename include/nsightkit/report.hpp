@@ -53,7 +53,6 @@
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/compiled.hpp>
-#include <nsightkit/detail/process.hpp>
 #include <nsightkit/detail/report/current_stream.hpp>
 #include <nsightkit/detail/report/entry.hpp>
 #include <nsightkit/range.hpp>
@@ -287,10 +286,7 @@ class Report {
   /// This process's rank from the launcher variables (OMPI_COMM_WORLD_RANK, PMI_RANK,
   /// SLURM_PROCID, RANK, LOCAL_RANK; first set wins).
   /// @return the rank, or std::nullopt when none is set.
-  [[nodiscard]] static std::optional<int> rank() noexcept {
-    auto const r = detail::launcher_rank();
-    return r ? std::optional<int>{r->rank} : std::nullopt;
-  }
+  [[nodiscard]] static std::optional<int> rank() noexcept { return detail::report::entry::rank(); }
 
   /// The file name the report writes for `path`: "{rank}" and "{pid}" are replaced; without
   /// "{rank}" and with a launcher rank, ".rankN" goes before the extension ("out.rankN.json");

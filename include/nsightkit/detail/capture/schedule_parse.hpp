@@ -12,9 +12,13 @@
 // text replaces the code's schedule as a whole, it does not patch it).
 // Every function here reports problems as text (empty = fine), never by throwing, so the window
 // can choose between throwing and warning, and the code works without exceptions.
+// Compiled (NSIGHTKIT_COMPILED), only src/nsightkit.cpp includes this file: it defines the two
+// entries schedule.hpp declares.
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/capture/schedule.hpp>
+#include <nsightkit/detail/compiled.hpp>
 #include <nsightkit/detail/text.hpp>
 
 #include <array>
@@ -27,16 +31,6 @@
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::capture {
-
-/// The fields of a schedule, in CaptureSchedule's order (parsed from text, or a schedule checked).
-struct ParsedSchedule {
-  std::int64_t wait{0};
-  std::int64_t warmup{0};
-  std::int64_t active{0};
-  std::int64_t repeat{1};
-  std::int64_t skip_first{0};
-  bool on_demand{false};
-};
 
 /// Parses a non-negative decimal int64 ("0" .. "9223372036854775807"). Returns an error text
 /// naming `value` and `key`, or "" on success.
@@ -113,9 +107,7 @@ inline std::string parse_schedule_text(std::string_view text, ParsedSchedule& ou
   return {};
 }
 
-/// "" when the fields make a valid schedule, else what is wrong with them (one sentence):
-/// CaptureSchedule::validation_error().
-inline std::string schedule_error(ParsedSchedule const& s) {
+NSIGHTKIT_DETAIL_ENTRY std::string schedule_error(ParsedSchedule const& s) {
   struct Field {
     char const* name;
     std::int64_t value;
@@ -134,9 +126,8 @@ inline std::string schedule_error(ParsedSchedule const& s) {
   return {};
 }
 
-/// CaptureSchedule::parse: the schedule in `text`, valid, or std::nullopt with what is wrong
-/// in `*error` (when not null).
-inline std::optional<ParsedSchedule> parse_schedule(std::string_view text, std::string* error) {
+NSIGHTKIT_DETAIL_ENTRY std::optional<ParsedSchedule> parse_schedule(std::string_view text,
+                                                                    std::string* error) {
   ParsedSchedule p;
   std::string err = parse_schedule_text(text, p);
   if (err.empty()) err = schedule_error(p);

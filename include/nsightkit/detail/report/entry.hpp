@@ -13,6 +13,7 @@
 #include <nsightkit/detail/report/current_stream.hpp>
 #include <nsightkit/report_types.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -32,6 +33,7 @@ NSIGHTKIT_DETAIL_ENTRY std::string summary_csv(ReportSnapshot const& snapshot);
 NSIGHTKIT_DETAIL_ENTRY std::string html_page(ReportSnapshot const& snapshot);
 /// The file name the report writes for `path` (Report::output_path).
 NSIGHTKIT_DETAIL_ENTRY std::string output_path(std::string const& path);
+NSIGHTKIT_DETAIL_ENTRY std::optional<int> rank() noexcept;
 
 #if NSIGHTKIT_ENABLED
 /// Report::enable().

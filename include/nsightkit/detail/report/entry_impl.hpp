@@ -5,6 +5,7 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/process.hpp>
 #include <nsightkit/detail/report/engine.hpp>
 #include <nsightkit/detail/report/entry.hpp>
 #include <nsightkit/report_types.hpp>
@@ -67,6 +68,11 @@ NSIGHTKIT_DETAIL_ENTRY std::string html_page(ReportSnapshot const& snapshot) {
 
 NSIGHTKIT_DETAIL_ENTRY std::string output_path(std::string const& path) {
   return output_path_here(path);
+}
+
+NSIGHTKIT_DETAIL_ENTRY std::optional<int> rank() noexcept {
+  auto const r = launcher_rank();
+  return r ? std::optional<int>{r->rank} : std::nullopt;
 }
 
 #if NSIGHTKIT_ENABLED
