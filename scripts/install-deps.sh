@@ -10,6 +10,9 @@ packages=(cmake ninja-build g++ clang libclang-rt-dev clang-format libfmt-dev ca
 packages+=(chromium zlib1g-dev)  # the report's HTML page: its browser tests; gzip
 packages+=(libopenmpi-dev openmpi-bin)  # nsightkit::mpi and resnet_training's data-parallel tests (mpirun)
 packages+=(nlohmann-json3-dev)  # the nsightkit command reads saved reports with it (never the library)
+# A CPU-only torch (1.13) for the Python package's tests (tests/python/): PyPI's torch is the CUDA
+# build (a 539 MB wheel that imports only with about 2 GB of CUDA wheels beside it).
+packages+=(python3-torch)
 sudo=""
 if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive

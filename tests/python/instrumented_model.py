@@ -1,0 +1,111 @@
+"""A small PyTorch model under nsightkit.instrument(), for run_package.py's torch case.
+
+usage: instrumented_model.py OUT.json
+Writes what the report must then hold (the paths and their counts) and what the script saw
+(whether hooks were installed, torch's version) into OUT.json; run_package.py compares.
+"""
+
+import json
+import sys
+
+import torch
+from torch import nn
+
+import nsightkit
+
+
+class Block(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1)
+        self.relu = nn.ReLU()
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1)
+
+    def forward(self, x):
+        return x + self.conv2(self.relu(self.conv1(x)))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.backbone = nn.Sequential(Block(8), Block(8))
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x):
+        x = self.backbone(self.stem(x))
+        return self.head(x.mean(dim=(2, 3)))
+
+
+class Fails(nn.Module):
+    def forward(self, x):
+        raise RuntimeError("forward failed")
+
+
+def main():
+    out = sys.argv[1]
+    torch.manual_seed(0)
+    model = Net().eval()
+    x = torch.randn(2, 3, 8, 8)
+    expected = {}
+
+    def expect(prefix, paths, calls):
+        for p in paths:
+            key = f"{prefix}/{p}" if prefix else p
+            expected[key] = expected.get(key, 0) + calls
+
+    ranges = nsightkit.instrument(model)
+    with torch.no_grad():
+        for _ in range(3):  # at the top level: the report's paths are the module paths
+            model(x)
+        for _ in range(2):
+            with nsightkit.range("train_step"):
+                model(x)
+    expect("", ranges.paths, 3)
+    expect("train_step", ranges.paths, 2)
+    expected["train_step"] = 2
+    active = ranges.active
+    hooks_while_on = sum(len(m._forward_pre_hooks) + len(m._forward_hooks) for m in model.modules())
+    ranges.remove()
+    hooks_after_remove = sum(len(m._forward_pre_hooks) + len(m._forward_hooks) for m in model.modules())
+    with torch.no_grad(), nsightkit.range("after_remove"):
+        model(x)
+    expected["after_remove"] = 1
+
+    # As a context manager, with a range for the model itself.
+    with nsightkit.instrument(model, name="net") as named, torch.no_grad():
+        model(x)
+    expect("", named.paths, 1)
+    with torch.no_grad(), nsightkit.range("after_with"):
+        model(x)
+    expected["after_with"] = 1
+
+    # A forward that raises: its range is closed all the same where torch has always_call (2.1 and
+    # later); before that it stays open (documented), so the case is left out there.
+    failing = nn.Sequential(Fails())
+    always_call = nsightkit.modules._takes_always_call(failing)
+    if always_call:
+        with nsightkit.instrument(failing, name="failing"):
+            try:
+                failing(x)
+            except RuntimeError:
+                pass
+        expected["failing"] = 1
+        expected["failing/0"] = 1
+
+    @nsightkit.range()
+    def decorated():
+        pass
+
+    decorated()
+    expected["decorated"] = 1
+
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump({"expected": expected, "paths": list(ranges.paths), "active": active,
+                   "hooks_while_on": hooks_while_on, "hooks_after_remove": hooks_after_remove,
+                   "modules": sum(1 for _ in model.modules()), "always_call": always_call,
+                   "torch": torch.__version__}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

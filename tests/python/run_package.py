@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""The Python package (pyproject.toml, python/nsightkit/), built and used as its users would.
+
+usage: run_package.py CASE --source ROOT --dir WORK [--base-python PY] [--expect-cupti]
+
+CASE:
+  wheel  (ctest fixture of the others) builds the wheel once with pip (scikit-build-core),
+         checks what it holds, and installs it, with its dependencies from PyPI, into a fresh
+         virtual environment WORK/venv made from the first Python that has torch (Debian's
+         python3-torch, seen through --system-site-packages), else from this Python
+  api    in that environment, without torch: `import nsightkit` loads neither torch nor nvtx;
+         get_include(), get_cmake_dir() (find_package(nsightkit) configures with it) and
+         get_pkgconfig_dir(); the console script is the C++ command (its exit status, its
+         messages); it finds its NVTX tool libraries inside the package (the CUPTI one, whose
+         libcupti.so.13 comes from PyPI's nvidia-cuda-cupti through its run path, where CUPTI was
+         built); `nsightkit profile -- python` with nsightkit.range, read back with load()
+  torch  `nsightkit profile` on a small PyTorch model under nsightkit.instrument(): every module's
+         path (its qualified name with '/') and count, exactly; hooks removed by remove() and by a
+         `with` block; none installed when no NVTX tool listens. Exit 77 (skipped) where the
+         environment has no torch.
+Standard library only.
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import time
+import zipfile
+
+SKIP = 77
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run(cmd, timeout=300, env_extra=None, check=False, **kw):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("NSIGHTKIT_") and k not in ("NVTX_INJECTION64_PATH", "PYTHONPATH")}
+    env.update(env_extra or {})
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, **kw)
+    sys.stderr.write(f"$ {' '.join(cmd)}\nexit {p.returncode}\n")
+    if p.returncode != 0 or check:
+        sys.stderr.write(f"stdout:\n{p.stdout[-4000:]}\nstderr:\n{p.stderr[-4000:]}\n")
+    return p
+
+
+def expect(cond, what):
+    if not cond:
+        raise SystemExit(f"FAILED: {what}")
+    print(f"ok: {what}")
+
+
+def venv_python(a):
+    return os.path.join(a.dir, "venv", "bin", "python")
+
+
+def has_torch(python):
+    return subprocess.run([python, "-c", "import torch"], capture_output=True).returncode == 0
+
+
+def site_packages(a):
+    p = run([venv_python(a), "-c", "import sysconfig; print(sysconfig.get_paths()['platlib'])"])
+    return p.stdout.strip()
+
+
+def case_wheel(a):
+    base = a.base_python
+    if not base:
+        candidates = ["/usr/bin/python3", sys.executable]
+        base = next((c for c in candidates if os.path.exists(c) and has_torch(c)), sys.executable)
+    with_torch = has_torch(base)
+    print(f"virtual environment from {base} ({'with' if with_torch else 'without'} torch)")
+    for d in ("venv", "dist"):
+        shutil.rmtree(os.path.join(a.dir, d), ignore_errors=True)
+    os.makedirs(a.dir, exist_ok=True)
+    venv = [base, "-m", "venv"] + (["--system-site-packages"] if with_torch else []) + [
+        os.path.join(a.dir, "venv")]
+    expect(run(venv).returncode == 0, "a fresh virtual environment")
+    py = venv_python(a)
+
+    t0 = time.monotonic()
+    p = run([py, "-m", "pip", "wheel", a.source, "--no-deps", "-w", os.path.join(a.dir, "dist"),
+             "--config-settings", f"build-dir={os.path.join(a.dir, 'build')}"], timeout=1500,
+            env_extra={"CMAKE_BUILD_PARALLEL_LEVEL": os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", "2")})
+    expect(p.returncode == 0, f"pip wheel builds the package ({time.monotonic() - t0:.0f} s)")
+    wheels = glob.glob(os.path.join(a.dir, "dist", "nsightkit-*.whl"))
+    expect(len(wheels) == 1, f"one wheel ({[os.path.basename(w) for w in wheels]})")
+    wheel = wheels[0]
+    expect(re.search(r"-py3-none-linux_x86_64\.whl$", wheel) is not None,
+           "tagged for any Python 3 on Linux: programs, no extension module")
+    with zipfile.ZipFile(wheel) as z:
+        infos = {i.filename: i for i in z.infolist()}
+        meta = next(z.read(n).decode() for n in infos if n.endswith(".dist-info/METADATA"))
+        entry = next(z.read(n).decode() for n in infos if n.endswith(".dist-info/entry_points.txt"))
+        layout = z.read("nsightkit/_layout.py").decode()
+    command = infos.get("nsightkit/bin/nsightkit")
+    expect(command is not None and (command.external_attr >> 16) & stat.S_IXUSR,
+           "the nsightkit program, executable, in nsightkit/bin")
+    tools = ["nsightkit/lib/nsightkit/libnsightkit-nvtx.so"]
+    if a.expect_cupti:
+        tools.append("nsightkit/lib/nsightkit/libnsightkit-nvtx-cupti.so")
+    for name in tools + ["nsightkit/include/nsightkit/nsightkit.hpp",
+                         "nsightkit/share/cmake/nsightkit/nsightkit-config.cmake",
+                         "nsightkit/share/cmake/nsightkit/src/nsightkit.cpp",
+                         "nsightkit/lib/pkgconfig/nsightkit.pc", "nsightkit/__init__.py",
+                         "nsightkit/report_file.py", "nsightkit/modules.py"]:
+        expect(name in infos, f"the wheel holds {name}")
+    expect(not any("nsightkit_report" in n or "/tests/" in n or "/examples/" in n for n in infos),
+           "no second reader, no tests or examples")
+    expect("nsightkit = nsightkit.command:main" in entry, "the console script nsightkit")
+    for dep in ("nvtx", "nvidia-nvtx", "nvidia-cuda-cupti"):
+        expect(re.search(rf"^Requires-Dist: {dep}\b", meta, re.M) is not None, f"depends on {dep}")
+    expect(a.dir not in layout and a.source not in layout and '"../' not in layout,
+           "its layout names no path of the build machine")
+
+    t0 = time.monotonic()
+    p = run([py, "-m", "pip", "install", wheel], timeout=900)
+    expect(p.returncode == 0, f"pip installs it with its dependencies ({time.monotonic() - t0:.0f} s)")
+    if a.expect_cupti:
+        lib = os.path.join(site_packages(a), "nsightkit", "lib", "nsightkit", "libnsightkit-nvtx-cupti.so")
+        p = run(["readelf", "-d", lib])
+        expect("[$ORIGIN/../../../nvidia/cu13/lib]" in p.stdout,
+               "the CUPTI tool library's run path: PyPI's nvidia-cuda-cupti, from its own directory")
+        p = run(["ldd", lib], env_extra={"LD_LIBRARY_PATH": ""})
+        where = re.search(r"libcupti\.so\.13 => (\S+)", p.stdout)
+        want = os.path.join(site_packages(a), "nvidia", "cu13", "lib", "libcupti.so.13")
+        expect(where is not None and os.path.realpath(where.group(1)) == os.path.realpath(want),
+               f"libcupti.so.13 is the wheel's ({where.group(1) if where else 'not found'})")
+    return 0
+
+
+def nsightkit_in_venv(a):
+    return os.path.join(a.dir, "venv", "bin", "nsightkit")
+
+
+def summary(a, path):
+    """The report's summary read by the installed package's reader (nsightkit.load)."""
+    code = ("import json, sys, nsightkit\n"
+            "s = nsightkit.load(sys.argv[1])\n"
+            "print(json.dumps({'type': type(s).__name__,"
+            " 'counts': {r.path: r.count for r in s.paths}}))\n")
+    p = run([venv_python(a), "-c", code, path])
+    expect(p.returncode == 0, f"nsightkit.load reads {os.path.basename(path)}")
+    doc = json.loads(p.stdout)
+    expect(doc["type"] == "Summary", "a Summary")
+    return doc["counts"]
+
+
+def case_api(a):
+    py = venv_python(a)
+    p = run([py, "-c", "import sys, nsightkit; print(sorted({'torch', 'nvtx'} & set(sys.modules)))"], cwd=a.dir)
+    expect(p.returncode == 0 and p.stdout.strip() == "[]", "import nsightkit loads neither torch nor nvtx")
+    code = ("import os, nsightkit\n"
+            "print(nsightkit.__version__)\n"
+            "print(os.path.isfile(os.path.join(nsightkit.get_include(), 'nsightkit', 'nsightkit.hpp')))\n"
+            "print(nsightkit.get_cmake_dir())\n"
+            "print(os.path.isfile(os.path.join(nsightkit.get_pkgconfig_dir(), 'nsightkit.pc')))\n")
+    p = run([py, "-c", code], cwd=a.dir)
+    lines = p.stdout.split()
+    expect(p.returncode == 0 and len(lines) == 4, "get_include, get_cmake_dir, get_pkgconfig_dir")
+    version = re.search(r"project\(nsightkit\s+VERSION\s+([0-9.]+)", open(os.path.join(a.source, "CMakeLists.txt")).read()).group(1)
+    expect(lines[0] == version, f"__version__ is CMake's project version ({lines[0]})")
+    expect(lines[1] == "True" and lines[3] == "True", "the headers and nsightkit.pc are there")
+    cmake_dir = lines[2]
+    expect(os.path.isfile(os.path.join(cmake_dir, "nsightkit-config.cmake")), "nsightkit-config.cmake is there")
+
+    # find_package(nsightkit) through get_cmake_dir() (NVTX3 from whichever provider comes first
+    # here); the package's NVTX3 finder takes the environment's nvidia-nvtx when asked for PyPI's.
+    build = os.path.join(a.dir, "consumer")
+    shutil.rmtree(build, ignore_errors=True)
+    p = run(["cmake", "-S", os.path.join(HERE, "consumer"), "-B", build, f"-Dnsightkit_DIR={cmake_dir}",
+             f"-DNSIGHTKIT_PYTHON_EXECUTABLE={py}"])
+    expect(p.returncode == 0 and "nsightkit found" in p.stdout, "find_package(nsightkit) with get_cmake_dir()")
+    p = run([py, os.path.join(cmake_dir, "nsightkit-find-nvtx3.py"), "--source", "pypi"])
+    nvtx_include = os.path.join(site_packages(a), "nvidia", "cu13", "include")
+    expect(p.returncode == 0 and os.path.realpath(p.stdout.strip()) == os.path.realpath(nvtx_include),
+           f"NVTX3's headers from the environment's nvidia-nvtx ({p.stdout.strip()})")
+
+    cmd = nsightkit_in_venv(a)
+    p = run([cmd, "--help"])
+    expect(p.returncode == 0 and "usage: nsightkit <command>" in p.stdout, "the console script runs the command")
+    missing = os.path.join(a.dir, "missing.json")
+    p = run([cmd, "stats", missing])
+    expect(p.returncode == 2 and f"nsightkit stats: error: {missing}" in p.stderr,
+           "the command's exit status and message come through")
+    p = run([cmd, "profile", "--", py, "-c", "import os, sys; print(os.environ['NVTX_INJECTION64_PATH']); sys.exit(3)"])
+    expect(p.returncode == 3, "nsightkit profile: the program's exit status (3)")
+    lib = "libnsightkit-nvtx-cupti.so" if a.expect_cupti else "libnsightkit-nvtx.so"
+    injected = p.stdout.strip()
+    expect(os.path.realpath(injected) == os.path.realpath(
+        os.path.join(site_packages(a), "nsightkit", "lib", "nsightkit", lib)),
+        f"the NVTX tool is the package's {lib} ({injected})")
+
+    out = os.path.join(a.dir, "ranges.json")
+    p = run([cmd, "profile", "--report", f"json={out},table", "--", py, os.path.join(HERE, "ranges_script.py"), "4"])
+    expect(p.returncode == 4, "exit status 4 through the console script and the command")
+    counts = summary(a, out)
+    expect(counts == {"train_step": 5, "train_step/load": 5, "train_step/compute": 5},
+           f"nsightkit.range as a context manager and a decorator, nested ({counts})")
+    expect("train_step" in p.stderr and "compute" in p.stderr, "the table on stderr")
+    return 0
+
+
+def case_torch(a):
+    py = venv_python(a)
+    if not has_torch(py):
+        print(f"{py} has no torch (Debian: python3-torch): skipped")
+        return SKIP
+    out = os.path.join(a.dir, "torch-report.json")
+    seen_path = os.path.join(a.dir, "torch-seen.json")
+    script = os.path.join(HERE, "instrumented_model.py")
+    p = run([nsightkit_in_venv(a), "profile", "--report", f"json={out},table", "--", py, script, seen_path],
+            timeout=600)
+    expect(p.returncode == 0, "the model runs under nsightkit profile")
+    with open(seen_path, encoding="utf-8") as f:
+        seen = json.load(f)
+    print(f"torch {seen['torch']}, always_call: {seen['always_call']}")
+    expect(seen["paths"] == ["stem", "backbone", "backbone/0", "backbone/0/conv1", "backbone/0/relu",
+                             "backbone/0/conv2", "backbone/1", "backbone/1/conv1", "backbone/1/relu",
+                             "backbone/1/conv2", "head"],
+           f"instrument()'s paths are the qualified names with '/' ({seen['paths']})")
+    expect(seen["active"] and seen["hooks_while_on"] == 2 * (seen["modules"] - 1),
+           f"a pre and a post hook on every submodule ({seen['hooks_while_on']})")
+    expect(seen["hooks_after_remove"] == 0, "remove() takes every hook away")
+    counts = summary(a, out)
+    expected = seen["expected"]
+    missing = {k: v for k, v in expected.items() if counts.get(k) != v}
+    extra = sorted(set(counts) - set(expected))
+    expect(not missing, f"every module path with its count ({ {k: (v, counts.get(k)) for k, v in missing.items()} })")
+    expect(not extra, f"no other paths: no module ranges after remove() or the with block ({extra})")
+    expect(counts["backbone/1/conv2"] == 3 and counts["train_step/backbone/0/relu"] == 2
+           and counts["net/backbone/0/conv1"] == 1, "module paths at the top, under a range, under a name")
+    expect("backbone" in p.stderr and "conv1" in p.stderr, "the table on stderr")
+
+    # No NVTX tool: no hook at all.
+    code = ("import nsightkit, torch\n"
+            "m = torch.nn.Sequential(torch.nn.Linear(2, 2))\n"
+            "r = nsightkit.instrument(m)\n"
+            "print(r.active, sum(len(x._forward_pre_hooks) + len(x._forward_hooks) for x in m.modules()), r.paths)\n")
+    p = run([py, "-c", code])
+    expect(p.returncode == 0 and p.stdout.split()[:2] == ["False", "0"],
+           f"no NVTX tool: no hook installed, paths still listed ({p.stdout.strip()})")
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=["wheel", "api", "torch"])
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--base-python", default="")
+    ap.add_argument("--expect-cupti", action="store_true")
+    a = ap.parse_args()
+    a.source, a.dir = os.path.abspath(a.source), os.path.abspath(a.dir)
+    if a.case != "wheel" and not os.path.exists(nsightkit_in_venv(a)):
+        raise SystemExit(f"FAILED: no installed package in {a.dir}/venv (the wheel case sets it up)")
+    return {"wheel": case_wheel, "api": case_api, "torch": case_torch}[a.case](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
