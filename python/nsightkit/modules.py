@@ -81,7 +81,7 @@ def instrument(model, *, name=None):
     if name is not None and (not isinstance(name, str) or not name or "/" in name):
         raise ValueError(f"nsightkit.instrument: name must be a non-empty string without '/', not {name!r}")
     domain = ranges.domain()
-    listening = getattr(domain, "handle", None) is not None
+    listening = ranges.listening()
     always_call = _takes_always_call(model)
     paths, handles = [], []
     for qualified, module in model.named_modules():
