@@ -201,6 +201,6 @@ def main():
 if __name__ == "__main__":
     try:
         sys.exit(main())
-    except ValueError as e:  # nsightkit_report.ReportError names the file and the problem
+    except ValueError as e:  # nsightkit.report_file.ReportError names the file and the problem
         print(f"FAIL  {e}")
         sys.exit(1)
