@@ -55,6 +55,33 @@ def _range_hooks(push, pop, attributes):
     return pre, post
 
 
+def _module_hooks(push, pop, attributes, backward, parts):
+    # The forward range (none for an unnamed model: attributes is None) and, with `backward`, the
+    # bookkeeping that gives the call's autograd nodes to the module.
+    if backward is None:
+        return _range_hooks(push, pop, attributes)
+    enter, leave = backward.enter, backward.leave
+    if attributes is None:
+
+        def pre(_module, args):
+            enter(parts, args)
+
+        def post(_module, _args, output):
+            leave(output)
+
+    else:
+
+        def pre(_module, args):
+            push(attributes)
+            enter(parts, args)
+
+        def post(_module, _args, output):
+            leave(output)
+            pop()
+
+    return pre, post
+
+
 def _takes_always_call(module):
     # torch 2.1+: the post hook also runs when forward raises, so an exception leaves no range open.
     try:
@@ -63,13 +90,18 @@ def _takes_always_call(module):
         return False
 
 
-def instrument(model, *, name=None):
+def instrument(model, *, name=None, backward=True):
     """Puts an NVTX range around every call of every submodule of `model` (a torch.nn.Module).
 
     A submodule's range is named by its own name; called from its parents' forwards, its report
     path is its qualified name with '/' (`encoder/layers/0/attn`). The model itself gets a range
     only when `name` is given (its paths then start with `name/`). Returns a ModuleRanges; its
     remove() (or a `with` block) takes the hooks away.
+
+    With `backward` (the default), the work autograd does for each module in the backward pass
+    (on autograd's own thread) is in ranges too: its path is `backward/` and the module's path
+    (`backward/encoder/layers/0/attn`; work of the model's own forward outside its submodules is
+    `backward` alone, or `backward/<name>`). See nsightkit.backward for how.
 
     When no NVTX tool listens (no `nsightkit profile`, no Nsight Systems), no hook is installed, so
     the model runs at its uninstrumented speed. A module shared under two names is named by the
@@ -83,21 +115,38 @@ def instrument(model, *, name=None):
     domain = ranges.domain()
     listening = ranges.listening()
     always_call = _takes_always_call(model)
+    tracker = None
+    if listening and backward:
+        import sys
+
+        from .backward import BackwardRanges
+
+        by_component = {}
+
+        def push_component(component):
+            a = by_component.get(component)
+            if a is None:
+                a = by_component[component] = domain.get_event_attributes(component)
+            domain.push_range(a)
+
+        # torch is the model's own (imported by whoever built it), never imported here first.
+        tracker = BackwardRanges(sys.modules["torch"], push_component, domain.pop_range)
     paths, handles = [], []
     for qualified, module in model.named_modules():
         if not qualified:
-            if name is None:
-                continue
             own, path = name, name
         else:
             own = qualified.rsplit(".", 1)[-1]
             path = qualified.replace(".", "/")
             if name is not None:
                 path = f"{name}/{path}"
-        paths.append(path)
-        if not listening:
+        if path is not None:
+            paths.append(path)
+        if not listening or (path is None and tracker is None):
             continue
-        pre, post = _range_hooks(domain.push_range, domain.pop_range, domain.get_event_attributes(own))
+        parts = tuple(path.split("/")) if path is not None else ()
+        attributes = domain.get_event_attributes(own) if own is not None else None
+        pre, post = _module_hooks(domain.push_range, domain.pop_range, attributes, tracker, parts)
         handles.append(module.register_forward_pre_hook(pre))
         if always_call:
             handles.append(module.register_forward_hook(post, always_call=True))

@@ -3,6 +3,10 @@
 usage: instrumented_model.py OUT.json
 Writes what the report must then hold (the paths and their counts) and what the script saw
 (whether hooks were installed, torch's version) into OUT.json; run_package.py compares.
+
+The backward part marks where autograd's work lands: Mark is an identity whose backward opens a
+range "mark", so the report's path of each "mark" says in which module's backward range autograd
+ran the node that the forward made there.
 """
 
 import json
@@ -14,6 +18,17 @@ from torch import nn
 import nsightkit
 
 
+class Mark(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        with nsightkit.range("mark"):
+            return grad
+
+
 class Block(nn.Module):
     def __init__(self, channels):
         super().__init__()
@@ -22,7 +37,7 @@ class Block(nn.Module):
         self.conv2 = nn.Conv2d(channels, channels, 3, padding=1)
 
     def forward(self, x):
-        return x + self.conv2(self.relu(self.conv1(x)))
+        return x + self.conv2(self.relu(self.conv1(Mark.apply(x))))
 
 
 class Net(nn.Module):
@@ -34,7 +49,7 @@ class Net(nn.Module):
 
     def forward(self, x):
         x = self.backbone(self.stem(x))
-        return self.head(x.mean(dim=(2, 3)))
+        return self.head(Mark.apply(x.mean(dim=(2, 3))))
 
 
 class Fails(nn.Module):
@@ -93,6 +108,21 @@ def main():
         expected["failing"] = 1
         expected["failing/0"] = 1
 
+    # Training steps: the backward ranges. Each Mark's backward runs in the backward range of the
+    # module whose forward made it; the two outside the model (the loss's, the input's) in none.
+    passes = 3
+    with nsightkit.instrument(model) as training:
+        for _ in range(passes):
+            model.zero_grad()
+            inputs = Mark.apply(x.clone().requires_grad_())
+            loss = Mark.apply(model(inputs)).square().sum()
+            loss.backward()
+    expect("", training.paths, passes)
+    for key in ("backward/backbone/0/mark", "backward/backbone/1/mark", "backward/mark"):
+        expected[key] = passes
+    expected["mark"] = 2 * passes
+    backward_paths = [f"backward/{p}" for p in training.paths]
+
     @nsightkit.range()
     def decorated():
         pass
@@ -102,6 +132,7 @@ def main():
 
     with open(out, "w", encoding="utf-8") as f:
         json.dump({"expected": expected, "paths": list(ranges.paths), "active": active,
+                   "backward_paths": backward_paths, "passes": passes,
                    "hooks_while_on": hooks_while_on, "hooks_after_remove": hooks_after_remove,
                    "modules": sum(1 for _ in model.modules()), "always_call": always_call,
                    "torch": torch.__version__}, f, indent=1)

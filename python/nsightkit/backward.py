@@ -1,0 +1,170 @@
+"""Backward ranges: the work autograd does for a module, in `backward/<module path>` ranges.
+
+Autograd runs a module's backward on its own thread (one per device), where the forward's ranges
+are not open. Each autograd node made during a module's forward is given to that module when the
+forward returns (its post hook walks the new part of the graph), and a pre-hook on the node makes
+the module's chain of ranges (`backward`, then each component of its path) the open one on the
+thread that runs the node. Autograd runs one node at a time per thread, so every kernel a node
+launches lands in the node's module. Only the changed tail of the chain is popped and pushed from
+one node to the next, and a callback at the end of each backward pass closes what is still open.
+"""
+
+import threading
+
+
+class _Call:
+    """One module call in progress (or just ended): its path and the nodes its inputs came from."""
+
+    __slots__ = ("parts", "inputs")
+
+    def __init__(self, parts, inputs):
+        self.parts = parts
+        self.inputs = inputs
+
+
+def _tensors(value, out, depth=0):
+    # A module's inputs and outputs: tensors, or tuples, lists and dicts of them (one level deep
+    # is what modules pass; deeper nesting is walked to a small limit).
+    if hasattr(value, "grad_fn") and hasattr(value, "requires_grad"):
+        out.append(value)
+    elif depth < 4 and isinstance(value, (tuple, list)):
+        for v in value:
+            _tensors(v, out, depth + 1)
+    elif depth < 4 and isinstance(value, dict):
+        for v in value.values():
+            _tensors(v, out, depth + 1)
+    return out
+
+
+def _nodes(value):
+    # The autograd nodes that produced a module's tensors; a leaf that requires grad stands for
+    # itself (its AccumulateGrad node is reached through the nodes that use it).
+    return [t.grad_fn for t in _tensors(value, []) if t.grad_fn is not None]
+
+
+class BackwardRanges:
+    """Gives autograd nodes to the module calls that made them, and opens their ranges in backward.
+
+    push(component) and pop() are NVTX push/pop in nsightkit's domain; `torch` is the module, passed
+    in so that this file never imports it.
+    """
+
+    ROOT = "backward"
+
+    def __init__(self, torch, push, pop):
+        self._torch = torch
+        self._push = push
+        self._pop = pop
+        self._calls = []  # the forward thread's module calls in progress, outermost first
+        self._owner = {}  # node -> _Call, for the outermost forward in progress only
+        self._hooks = {}  # chain of components -> the node pre-hook that opens it
+        self._open = threading.local()  # per thread: the chain of components now pushed
+        self._pass = 0  # backward passes ended so far
+
+    # ---- forward: who made which node ----
+
+    def enter(self, parts, args, kwargs=None):
+        """A module's forward begins (its forward pre-hook)."""
+        inputs = set(_nodes(args))
+        if kwargs:
+            inputs.update(_nodes(kwargs))
+        self._calls.append(_Call(parts, inputs))
+
+    def leave(self, output):
+        """A module's forward returned (its forward post-hook): its new nodes become its own."""
+        if not self._calls:
+            return
+        call = self._calls.pop()
+        if self._torch.is_grad_enabled():
+            self._claim(call, _nodes(output))
+            if not self._calls:
+                # Where the outermost call's inputs came from is outside every module: reaching
+                # it in backward closes the chain, so that work is nobody's.
+                close = self._hook_for(())
+                for node in call.inputs:
+                    if node not in self._owner:
+                        node.register_prehook(close)
+        if not self._calls:
+            # The outermost call ended: nothing is left to walk through; drop the references so
+            # the graph (and the tensors it saved) lives only as long as the program keeps it.
+            self._owner.clear()
+
+    def abandon(self):
+        """A forward raised (post hook with always_call): forget its call."""
+        if self._calls:
+            self._calls.pop()
+        if not self._calls:
+            self._owner.clear()
+
+    def _claim(self, call, roots):
+        parts = call.parts
+        depth = len(parts)
+        hook = self._hook_for((self.ROOT,) + parts)
+        owner = self._owner
+        stop = call.inputs
+        todo = list(roots)
+        pop, extend = todo.pop, todo.extend
+        while todo:
+            node = pop()
+            other = owner.get(node)
+            if other is not None:
+                # Seen (this call's), a child's (go on from where the child's inputs came from), or
+                # another call's outside this one (not this call's).
+                if other is not call and len(other.parts) > depth and other.parts[:depth] == parts:
+                    extend(other.inputs)
+                continue
+            if node in stop:
+                continue
+            owner[node] = call
+            node.register_prehook(hook)
+            extend(n for n, _ in node.next_functions if n is not None)
+
+    # ---- backward: the chain of ranges on the thread that runs the nodes ----
+
+    def _hook_for(self, chain):
+        hook = self._hooks.get(chain)
+        if hook is None:
+
+            def hook(_grad_outputs):
+                self._enter_chain(chain)
+
+            self._hooks[chain] = hook
+        return hook
+
+    def _enter_chain(self, chain):
+        local = self._open
+        if getattr(local, "last", None) is chain and local.pass_ == self._pass:
+            return  # the same module as the node before: its chain is open
+        local.last = chain
+        now = getattr(local, "chain", None)
+        if now is None:
+            now = local.chain = []
+            local.pass_ = -1
+        if local.pass_ != self._pass:
+            # This thread's first node of a backward pass. What a pass before left open here (its
+            # end ran on another thread: several devices) closes now.
+            while now:
+                self._pop()
+                now.pop()
+            local.pass_ = self._pass
+            # Queued from inside the pass: runs when it ends, on the thread that ran its last node
+            # (the only thread, for one device).
+            self._torch.autograd.Variable._execution_engine.queue_callback(self._close)
+        common = 0
+        limit = min(len(now), len(chain))
+        while common < limit and now[common] == chain[common]:
+            common += 1
+        for _ in range(len(now) - common):
+            self._pop()
+            now.pop()
+        for component in chain[common:]:
+            self._push(component)
+            now.append(component)
+
+    def _close(self):
+        self._pass += 1
+        self._open.last = None
+        now = getattr(self._open, "chain", None)
+        while now:
+            self._pop()
+            now.pop()
