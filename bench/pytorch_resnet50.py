@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """A ResNet-50 training loop in PyTorch (the model written here, no torchvision), annotated the way
 PyTorch users annotate: NVTX ranges per module from forward pre/post hooks, or PyTorch's own
-`emit_nvtx()`, or no annotation at all. Run bare, under `nsightkit profile`, or with
+`emit_nvtx()`, or nsightkit's package (`nsightkit.instrument(model)`: forward and backward ranges
+per module), or no annotation at all. Run bare, under `nsightkit profile`, or with
 torch.profiler around the timed steps, it prints one line of JSON with the step time, so
 bench/run_pytorch_benchmarks.sh can compare the modes in interleaved rounds.
 
   pytorch_resnet50.py [--batch 64] [--steps 30] [--warmup 10] [--image 224]
-                      [--annotate none|hooks|emit_nvtx] [--torch-profiler]
+                      [--annotate none|hooks|emit_nvtx|nsightkit] [--torch-profiler]
+                      [--deterministic]
+
+--deterministic turns cuDNN's autotuning off, so that two runs launch the same kernels (for
+judging per-module kernel counts against another tool's run).
 
 Data is synthetic and already on the GPU: the step is the model's forward, backward and optimizer
 step, nothing else.
@@ -94,28 +99,36 @@ def main():
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--image", type=int, default=224)
-    ap.add_argument("--annotate", choices=["none", "hooks", "emit_nvtx"], default="hooks")
+    ap.add_argument("--annotate", choices=["none", "hooks", "emit_nvtx", "nsightkit"], default="hooks")
     ap.add_argument("--torch-profiler", action="store_true")
+    ap.add_argument("--deterministic", action="store_true")
     a = ap.parse_args()
 
     torch.manual_seed(0)
-    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.benchmark = not a.deterministic
     dev = torch.device("cuda")
     model = ResNet50().to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
     x = torch.randn(a.batch, 3, a.image, a.image, device=dev)
     y = torch.randint(0, 1000, (a.batch,), device=dev)
+    named = _null_range
     if a.annotate == "hooks":
         add_module_ranges(model)
+        named = torch.cuda.nvtx.range
+    elif a.annotate == "nsightkit":
+        import nsightkit
+
+        nsightkit.instrument(model, name="model")
+        named = nsightkit.range
 
     def step():
-        with torch.cuda.nvtx.range("train_step") if a.annotate == "hooks" else _null():
+        with named("train_step"):
             opt.zero_grad(set_to_none=True)
             loss = loss_fn(model(x), y)
-            with torch.cuda.nvtx.range("backward") if a.annotate == "hooks" else _null():
+            with named("backward"):
                 loss.backward()
-            with torch.cuda.nvtx.range("optimizer") if a.annotate == "hooks" else _null():
+            with named("optimizer"):
                 opt.step()
         return loss
 
@@ -149,6 +162,10 @@ class _null:
 
     def __exit__(self, *exc):
         return False
+
+
+def _null_range(_name):
+    return _null()
 
 
 if __name__ == "__main__":

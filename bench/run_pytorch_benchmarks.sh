@@ -8,7 +8,9 @@
 # Modes: bare (no annotation, no tool), hooks (NVTX ranges from module hooks, no tool: what the
 # annotation itself costs), floor (hooks, with CUPTI collecting the activity kinds the report
 # collects and nothing else: bench/cupti_floor.cpp; CUPTI's own cost), nsightkit (hooks under
-# nsightkit profile, CUPTI on), emit (PyTorch's
+# nsightkit profile, CUPTI on), instrument (nsightkit.instrument(model): forward and backward
+# ranges per module, under nsightkit profile, CUPTI on; PYTHONPATH must reach the package and
+# PyPI's nvtx), emit (PyTorch's
 # emit_nvtx() under nsightkit profile), torch_profiler (no annotation; torch.profiler with CUDA
 # activity around the timed steps, shapes/stack/memory off). Each run prints a JSON line; the
 # summary (median per mode, ratios to `hooks` and `bare`) is OUTDIR/summary.md. The last
@@ -42,6 +44,7 @@ for round in $(seq "$rounds"); do
         floor) cmd=(env "CUDA_INJECTION64_PATH=${FLOOR_LIB:?FLOOR_LIB names libnsightkit_cupti_floor.so}"
                     "$python" "$script" "${args[@]}" --annotate hooks) ;;
         nsightkit) cmd=("$command" profile --report "$report" -- "$python" "$script" "${args[@]}" --annotate hooks) ;;
+        instrument) cmd=("$command" profile --report "$report" -- "$python" "$script" "${args[@]}" --annotate nsightkit) ;;
         emit) cmd=("$command" profile --report "$report" -- "$python" "$script" "${args[@]}" --annotate emit_nvtx) ;;
         torch_profiler) cmd=("$python" "$script" "${args[@]}" --annotate none --torch-profiler) ;;
         *) echo "unknown mode $mode" >&2; exit 2 ;;

@@ -16,17 +16,26 @@ count must equal the judge's and ncu's everywhere; the report's summed kernel ti
 the tolerance of the judge's for paths with at least --min-us of kernel time (ncu's
 gpu__time_duration runs about 1 us per kernel above CUPTI's, so it judges counts only). Kernels
 outside every range are compared with the report's unattributed records. Exit status 0 when all
-agree, 1 otherwise, 2 when an input cannot be read. Standard library only.
+agree, 1 otherwise, 2 when an input cannot be read. Standard library and the package's reader
+(python/nsightkit).
 """
 import argparse
 import csv
 import json
 import sys
 from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+from nsightkit.report_file import component  # noqa: E402  (the report's rule for a path component)
 
 
-def component(domain, name):
-    return name if not domain or domain == "nsightkit" else f"{domain}@{name}"
+def judge_component(text):
+    # The judge writes "domain@name" for a range of a named domain, the name alone in the default
+    # one; the report prints a component by its own rule (nsightkit's domain plain too).
+    domain, at, name = text.partition("@")
+    return component(domain, name) if at else text
+
 
 
 def judge_paths(path):
@@ -40,7 +49,7 @@ def judge_paths(path):
             if not stack:
                 outside += 1
                 continue
-            parts = stack.split("/")
+            parts = [judge_component(p) for p in stack.split("/")]
             for i in range(1, len(parts) + 1):
                 row = out["/".join(parts[:i])]
                 row[0] += 1
