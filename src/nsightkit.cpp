@@ -20,11 +20,13 @@
 #include <nsightkit/config.hpp>
 
 #include <nsightkit/detail/capture/schedule_parse.hpp>
+#include <nsightkit/detail/capture/step_impl.hpp>
 #include <nsightkit/detail/compiled.hpp>
 #include <nsightkit/detail/report/entry_impl.hpp>
 #include <nsightkit/report.hpp>
 
 #if NSIGHTKIT_ENABLED
+#include <nsightkit/detail/capture/cuda.hpp>
 #include <nsightkit/detail/capture/window_impl.hpp>
 #include <nsightkit/detail/emit_impl.hpp>
 #include <nsightkit/detail/fmt_format.hpp>

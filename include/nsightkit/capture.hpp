@@ -33,12 +33,14 @@
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/capture_types.hpp>
 #include <nsightkit/config.hpp>
-#include <nsightkit/detail/capture/cuda.hpp>
-#include <nsightkit/detail/capture/registry.hpp>
+#include <nsightkit/detail/capture/entry.hpp>
 #include <nsightkit/detail/capture_state.hpp>
 #include <nsightkit/detail/compiled.hpp>
-#include <nsightkit/detail/cuda_driver.hpp>
 #include <nsightkit/range.hpp>
+// cuda_profiler_backend()'s definition: in src/nsightkit.cpp when compiled and enabled.
+#if !NSIGHTKIT_DETAIL_COMPILED || !NSIGHTKIT_ENABLED
+#include <nsightkit/detail/capture/cuda.hpp>
+#endif
 
 #include <atomic>
 #include <cstdint>
@@ -47,7 +49,6 @@
 #include <exception>
 #include <functional>
 #include <limits>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -341,52 +342,13 @@ class CaptureWindow {
 
   /// A schedule given in code must be valid; without one, capture is off until the environment
   /// gives one.
-  void check_schedule(bool from_code) {
-    if (from_code) {
-      std::string err = schedule_.validation_error();
-      if (!err.empty()) fail_argument("nsightkit::CaptureWindow: invalid schedule: " + err);
-    } else {
-      off_ = true;
-    }
-  }
+  void check_schedule(bool from_code);
 
   /// Reports a programming error: an exception, or (without exceptions) a message and capture off.
-  void fail_argument(std::string const& message) {
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-    throw std::invalid_argument(message);
-#else
-    std::fprintf(stderr, "nsightkit: %s; capture disabled\n", message.c_str());
-    off_ = true;
-#endif
-  }
+  void fail_argument(std::string const& message);
 
-  void begin_step(CaptureStep& s) {
-    CaptureStep* open = nullptr;
-    if (!open_step_.compare_exchange_strong(open, &s, std::memory_order_acq_rel)) {
-      misuse("nsightkit::CaptureWindow::step(): step " +
-             std::to_string(next_step_.load(std::memory_order_acquire) - 1) +
-             " is still open; the steps of one window do not overlap: end each step before "
-             "beginning the next (one `auto step = window.step();` per loop iteration; threads "
-             "that serve requests at the same time need a window each)");
-      return;
-    }
-    std::int64_t const n = next_step_.fetch_add(1, std::memory_order_acq_rel);
-    s.number_ = n;
-    s.thread_ = std::this_thread::get_id();
-#if NSIGHTKIT_ENABLED
-    if (!off_ && !closed_.load(std::memory_order_acquire)) take_request(n);
-#endif
-    s.phase_ = closed_.load(std::memory_order_acquire) ? CapturePhase::off : phase_of(n);
-    s.open_ = true;
-#if NSIGHTKIT_ENABLED
-    detail::capture_state.last_step.store(n, std::memory_order_release);
-    if (s.phase_ == CapturePhase::warmup && !armed_.load(std::memory_order_acquire)) arm();
-    if (s.phase_ == CapturePhase::active && starts_at(n)) start_capture(n);
-    static constexpr Attributes step_attributes{detail::step_category()};
-    s.range_ = detail::emit_formatted<DefaultDomain, detail::Op::push>(
-        step_attributes, fmt::string_view{"step {}"}, n);
-#endif
-  }
+  /// Begins step `s`, or rejects it while another step is open (misuse()).
+  void begin_step(CaptureStep& s);
 
   void end_step(CaptureStep& s) noexcept {
 #if NSIGHTKIT_ENABLED
@@ -396,13 +358,8 @@ class CaptureWindow {
     open_step_.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
   }
 
-  void misuse(std::string const& message) {
-#if NSIGHTKIT_DETAIL_HAS_EXCEPTIONS
-    throw std::logic_error(message);
-#else
-    std::fprintf(stderr, "nsightkit: %s; this step is ignored\n", message.c_str());
-#endif
-  }
+  /// Reports a step that overlaps the open one: an exception, or (without exceptions) a message.
+  void misuse(std::string const& message);
 
 #if NSIGHTKIT_ENABLED
   /// Whether `step` belongs to the latest requested capture.
@@ -525,6 +482,9 @@ inline void CaptureStep::end() noexcept {
 
 NSIGHTKIT_DETAIL_END_NAMESPACE
 
-#if NSIGHTKIT_ENABLED && !NSIGHTKIT_DETAIL_COMPILED
+#if !NSIGHTKIT_DETAIL_COMPILED
+#include <nsightkit/detail/capture/step_impl.hpp>
+#if NSIGHTKIT_ENABLED
 #include <nsightkit/detail/capture/window_impl.hpp>
+#endif
 #endif

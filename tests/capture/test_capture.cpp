@@ -4,6 +4,7 @@
 #include "support.hpp"
 
 #include <nsightkit/capture.hpp>
+#include <nsightkit/detail/cuda_driver.hpp>
 #include <nsightkit/detail/process.hpp>  // environment_checked
 #include <nsightkit/detail/sinks.hpp>
 

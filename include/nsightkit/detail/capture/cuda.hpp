@@ -1,12 +1,15 @@
 // Internal: the CUDA profiler backend of capture windows (capture.hpp's cuda_profiler_backend()):
 // cuProfilerStart / cuCtxSynchronize / cuProfilerStop of the CUDA driver, loaded at run time
 // (detail/cuda_driver.hpp), so the program links no CUDA library for it. Its messages are built
-// from cuda_driver::describe, the one formatter of driver statuses.
+// from cuda_driver::describe, the one formatter of driver statuses. Compiled and enabled, only
+// src/nsightkit.cpp includes it.
 #pragma once
 
 #include <nsightkit/capture_types.hpp>
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/capture/entry.hpp>
 #include <nsightkit/detail/capture/registry.hpp>
+#include <nsightkit/detail/compiled.hpp>
 #include <nsightkit/detail/cuda_driver.hpp>
 
 #include <mutex>
@@ -88,8 +91,14 @@ class DriverProfiler final : public ProfilerBackend {
   }
 };
 
-/// The one CUDA profiler backend (leaked on purpose: usable during static destruction).
-inline ProfilerBackend& driver_profiler() {
+// Leaked on purpose: usable during static destruction. Defined once in src/nsightkit.cpp when
+// compiled and enabled (detail/capture/entry.hpp), inline otherwise.
+#if NSIGHTKIT_DETAIL_COMPILED && NSIGHTKIT_ENABLED
+NSIGHTKIT_DETAIL_ENTRY
+#else
+inline
+#endif
+ProfilerBackend& driver_profiler() {
   static ProfilerBackend* const backend = new DriverProfiler{};
   return *backend;
 }

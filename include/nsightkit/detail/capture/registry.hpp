@@ -19,21 +19,13 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/capture/entry.hpp>
 
 #include <cstdlib>
 #include <mutex>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::capture {
-
-/// A window's node in the list of open captures.
-struct Link {
-  Link* prev{nullptr};
-  Link* next{nullptr};
-  bool linked{false};
-  void* owner{nullptr};                                    ///< the CaptureWindow
-  void (*close_for_exit)(void* owner) noexcept {nullptr};  ///< closes it (takes the mutex itself)
-};
 
 /// The registry: one per process (default visibility, see NSIGHTKIT_DETAIL_VISIBLE).
 struct Registry {
