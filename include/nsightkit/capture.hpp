@@ -222,12 +222,7 @@ class CaptureWindow {
 
   /// Closes the window (an open capture stops, see close()). A step still open outlives it
   /// safely: it only ends its own range.
-  ~CaptureWindow() noexcept {
-    close();
-    if (CaptureStep* s = open_step_.exchange(nullptr, std::memory_order_acq_rel)) {
-      s->window_ = nullptr;
-    }
-  }
+  ~CaptureWindow() noexcept;
 
   /**
    * @brief Begins the next step; it ends when the returned object is destroyed (or its end()).
@@ -330,15 +325,7 @@ class CaptureWindow {
   friend class CaptureStep;
   struct Tag {};
 
-  CaptureWindow(Tag, CaptureSchedule schedule, bool from_code, CaptureOptions options)
-      : schedule_{schedule} {
-#if NSIGHTKIT_ENABLED
-    construct(from_code, std::move(options));
-#else
-    check_schedule(from_code);
-    (void)options;
-#endif
-  }
+  CaptureWindow(Tag, CaptureSchedule schedule, bool from_code, CaptureOptions options);
 
   /// A schedule given in code must be valid; without one, capture is off until the environment
   /// gives one.

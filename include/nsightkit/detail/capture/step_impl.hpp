@@ -1,6 +1,6 @@
 // Internal: the members of CaptureWindow (capture.hpp) that every mode has and that build
-// messages or format the step's range name — checking the schedule, reporting misuse, beginning a
-// step. Header-only, capture.hpp includes them; in the compiled mode (detail/compiled.hpp)
+// messages, format the step's range name or destroy the window's options — constructing and
+// destroying a window, checking the schedule, reporting misuse, beginning a step. Header-only, capture.hpp includes them; in the compiled mode (detail/compiled.hpp)
 // src/nsightkit.cpp defines them once, in its enabled and disabled builds alike.
 #pragma once
 
@@ -17,8 +17,27 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+
+NSIGHTKIT_DETAIL_MEMBER CaptureWindow::CaptureWindow(Tag, CaptureSchedule schedule, bool from_code,
+                                                     CaptureOptions options)
+    : schedule_{schedule} {
+#if NSIGHTKIT_ENABLED
+  construct(from_code, std::move(options));
+#else
+  check_schedule(from_code);
+  (void)options;
+#endif
+}
+
+NSIGHTKIT_DETAIL_MEMBER CaptureWindow::~CaptureWindow() noexcept {
+  close();
+  if (CaptureStep* s = open_step_.exchange(nullptr, std::memory_order_acq_rel)) {
+    s->window_ = nullptr;
+  }
+}
 
 NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::check_schedule(bool from_code) {
   if (from_code) {
