@@ -11,6 +11,8 @@ one node to the next, and a callback at the end of each backward pass closes wha
 
 import threading
 
+_MARK = "nsightkit.backward"  # in a node's metadata: its pre-hook is on
+
 
 class _Call:
     """One module call in progress (or just ended): its path and the nodes its inputs came from."""
@@ -113,9 +115,16 @@ class BackwardRanges:
                 if other is not call and len(other.parts) > depth and other.parts[:depth] == parts:
                     extend(other.inputs)
                 continue
-            if node in stop:
+            if node in stop or type(node).__name__ == "AccumulateGrad":
+                # A parameter's gradient accumulation runs right after the node that made the
+                # gradient, in that node's chain; the node outlives the step (hooked once a step,
+                # its hooks would pile up).
                 continue
             owner[node] = call
+            marks = node.metadata
+            if _MARK in marks:
+                continue  # hooked in an earlier step (a tensor kept from then): so is its history
+            marks[_MARK] = True
             node.register_prehook(hook)
             extend(n for n, _ in node.next_functions if n is not None)
 

@@ -1,8 +1,9 @@
 // The judge of `nsightkit profile` on a GPU machine: a minimal NVTX tool of its own, independent of
 // nsightkit, with CUPTI. Loaded with NVTX_INJECTION64_PATH=libnvtx_judge.so into another run of
 // the same deterministic program, it keeps each thread's stack of open push/pop ranges (any
-// domain; "domain@name" outside the default one), notes in CUPTI's runtime API callbacks which
-// stack each call (a launch among them) was made under (by correlation id), and takes CUPTI's own
+// domain; "domain@name" outside the default one), notes in CUPTI's runtime and driver API callbacks
+// which stack each call (a launch among them) was made under (by correlation id; libraries such as
+// cuDNN launch through the driver API), and takes CUPTI's own
 // kernel records. At exit it writes one line per kernel to NSIGHTKIT_JUDGE_OUT:
 //   <correlation>,<start ns>,<end ns>,<path of the ranges open at launch, '/'-joined; empty outside>
 // scripts/gpu/compare_nvtx_judge.py sums them per path.
@@ -134,8 +135,10 @@ bool start_cupti() {
   kernels = new std::unordered_map<std::uint32_t, Kernel>{};
   CUpti_SubscriberHandle sub{};
   if (cuptiSubscribe(&sub, on_launch, nullptr) != CUPTI_SUCCESS) return false;
-  // Every runtime call: whichever one launches a kernel, its correlation id finds its ranges.
+  // Every runtime and driver call: whichever one launches a kernel, its correlation id finds its
+  // ranges (a driver call the runtime makes itself is not reported on its own).
   if (cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS) return false;
+  if (cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS) return false;
   if (cuptiActivityRegisterCallbacks(request, complete) != CUPTI_SUCCESS) return false;
   if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) return false;
   return std::atexit(finish) == 0;
