@@ -24,6 +24,9 @@ class _Call:
         self.inputs = inputs
 
 
+_NO_GRAD = _Call((), frozenset())  # a call made with gradients off
+
+
 def _tensors(value, out, depth=0):
     # A module's inputs and outputs: tensors, or tuples, lists and dicts of them (one level deep
     # is what modules pass; deeper nesting is walked to a small limit).
@@ -57,52 +60,55 @@ class BackwardRanges:
         self._torch = torch
         self._push = push
         self._pop = pop
-        self._calls = []  # the forward thread's module calls in progress, outermost first
-        self._owner = {}  # node -> _Call, for the outermost forward in progress only
+        # Per thread (DataParallel's replicas share these hooks): "calls", the module calls in
+        # progress, outermost first; "owner", node -> _Call for the outermost forward in progress.
+        self._forward = threading.local()
         self._hooks = {}  # chain of components -> the node pre-hook that opens it
         self._open = threading.local()  # per thread: the chain of components now pushed
         self._pass = 0  # backward passes ended so far
 
     # ---- forward: who made which node ----
 
-    def enter(self, parts, args, kwargs=None):
+    def _state(self):
+        state = self._forward.__dict__
+        if "calls" not in state:
+            state["calls"] = []
+            state["owner"] = {}
+        return state["calls"], state["owner"]
+
+    def enter(self, parts, args):
         """A module's forward begins (its forward pre-hook)."""
-        inputs = set(_nodes(args))
-        if kwargs:
-            inputs.update(_nodes(kwargs))
-        self._calls.append(_Call(parts, inputs))
+        calls, _ = self._state()
+        if not self._torch.is_grad_enabled():
+            calls.append(_NO_GRAD)  # inference: nothing to give away, nothing to walk
+            return
+        calls.append(_Call(parts, set(_nodes(args))))
 
     def leave(self, output):
-        """A module's forward returned (its forward post-hook): its new nodes become its own."""
-        if not self._calls:
+        """A module's forward returned (its forward post-hook; also after it raised, with
+        always_call, and then `output` holds no tensor): its new nodes become its own."""
+        calls, owner = self._state()
+        if not calls:
             return
-        call = self._calls.pop()
-        if self._torch.is_grad_enabled():
-            self._claim(call, _nodes(output))
-            if not self._calls:
+        call = calls.pop()
+        if call is not _NO_GRAD and self._torch.is_grad_enabled():
+            self._claim(call, _nodes(output), owner)
+            if not calls:
                 # Where the outermost call's inputs came from is outside every module: reaching
                 # it in backward closes the chain, so that work is nobody's.
                 close = self._hook_for(())
                 for node in call.inputs:
-                    if node not in self._owner:
+                    if node not in owner:
                         node.register_prehook(close)
-        if not self._calls:
+        if not calls:
             # The outermost call ended: nothing is left to walk through; drop the references so
             # the graph (and the tensors it saved) lives only as long as the program keeps it.
-            self._owner.clear()
+            owner.clear()
 
-    def abandon(self):
-        """A forward raised (post hook with always_call): forget its call."""
-        if self._calls:
-            self._calls.pop()
-        if not self._calls:
-            self._owner.clear()
-
-    def _claim(self, call, roots):
+    def _claim(self, call, roots, owner):
         parts = call.parts
         depth = len(parts)
         hook = self._hook_for((self.ROOT,) + parts)
-        owner = self._owner
         stop = call.inputs
         todo = list(roots)
         pop, extend = todo.pop, todo.extend

@@ -11,6 +11,7 @@ ran the node that the forward made there.
 
 import json
 import sys
+import threading
 
 import torch
 from torch import nn
@@ -110,17 +111,30 @@ def main():
 
     # Training steps: the backward ranges. Each Mark's backward runs in the backward range of the
     # module whose forward made it; the two outside the model (the loss's, the input's) in none.
-    passes = 3
+    passes = 3  # a training pass in each of the main thread and two more
     with nsightkit.instrument(model) as training:
         for _ in range(passes):
             model.zero_grad()
             inputs = Mark.apply(x.clone().requires_grad_())
             loss = Mark.apply(model(inputs)).square().sum()
             loss.backward()
-    expect("", training.paths, passes)
+    # The same model trained in two threads at once (as DataParallel's replicas share hooks): each
+    # thread's forward nesting and backward chain are its own.
+    def train():
+        for _ in range(passes):
+            inputs = Mark.apply(x.clone().requires_grad_())
+            Mark.apply(model(inputs)).square().sum().backward()
+
+    with nsightkit.instrument(model):
+        workers = [threading.Thread(target=train) for _ in range(2)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+    expect("", training.paths, 3 * passes)
     for key in ("backward/backbone/0/mark", "backward/backbone/1/mark", "backward/mark"):
-        expected[key] = passes
-    expected["mark"] = 2 * passes
+        expected[key] = 3 * passes
+    expected["mark"] = 2 * 3 * passes
     backward_paths = [f"backward/{p}" for p in training.paths]
 
     @nsightkit.range()

@@ -242,7 +242,7 @@ def case_torch(a):
     extra = sorted(set(counts) - set(expected) - backward_rows)
     expect(not missing, f"every module path with its count ({ {k: (v, counts.get(k)) for k, v in missing.items()} })")
     expect(not extra, f"no other paths: no module ranges after remove() or the with block ({extra})")
-    expect(counts["backbone/1/conv2"] == 3 + passes and counts["train_step/backbone/0/relu"] == 2
+    expect(counts["backbone/1/conv2"] == 3 + 3 * passes and counts["train_step/backbone/0/relu"] == 2
            and counts["net/backbone/0/conv1"] == 1, "module paths at the top, under a range, under a name")
     expect("backbone" in p.stderr and "conv1" in p.stderr, "the table on stderr")
 
