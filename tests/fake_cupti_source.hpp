@@ -35,56 +35,35 @@ class FakeCupti final : public nr::AttributionSource {
   nr::GpuActivity& kernel(std::uint32_t corr, std::uint32_t stream, std::int64_t start,
                           std::int64_t end, char const* kname = "kernel_a",
                           std::uint64_t graph_node = 0) {
-    nr::GpuActivity a;
-    a.kind = nr::GpuActivity::Kind::kernel;
-    a.correlation = corr;
-    a.stream = stream;
-    a.start = start;
-    a.end = end;
+    nr::GpuActivity& a = queue(nr::GpuActivity::Kind::kernel, corr, stream, start, end);
     a.name = intern_name(kname);
     a.graph_node = graph_node;
-    queued_.push_back(a);
-    return queued_.back();
+    return a;
   }
 
   nr::GpuActivity& copy(std::uint32_t corr, nr::CopyKind kind, std::uint64_t bytes,
                         std::int64_t start, std::int64_t end, bool pageable,
                         std::uint32_t stream = 9) {
-    nr::GpuActivity a;
-    a.kind = nr::GpuActivity::Kind::memcpy;
+    nr::GpuActivity& a = queue(nr::GpuActivity::Kind::memcpy, corr, stream, start, end);
     a.copy = kind;
     a.pageable = pageable;
-    a.correlation = corr;
-    a.stream = stream;
     a.bytes = bytes;
-    a.start = start;
-    a.end = end;
-    queued_.push_back(a);
-    return queued_.back();
+    return a;
   }
 
   nr::GpuActivity& memset(std::uint32_t corr, std::uint64_t bytes, std::int64_t start,
                           std::int64_t end, std::uint32_t stream = 9) {
-    nr::GpuActivity a;
-    a.kind = nr::GpuActivity::Kind::memset;
-    a.correlation = corr;
-    a.stream = stream;
+    nr::GpuActivity& a = queue(nr::GpuActivity::Kind::memset, corr, stream, start, end);
     a.bytes = bytes;
-    a.start = start;
-    a.end = end;
-    queued_.push_back(a);
-    return queued_.back();
+    return a;
   }
 
   void memory(std::uint32_t corr, bool alloc, std::uint64_t address, std::uint64_t bytes,
               std::int64_t t) {
-    nr::GpuActivity a;
-    a.kind = alloc ? nr::GpuActivity::Kind::alloc : nr::GpuActivity::Kind::free;
-    a.correlation = corr;
+    nr::GpuActivity& a =
+        queue(alloc ? nr::GpuActivity::Kind::alloc : nr::GpuActivity::Kind::free, corr, 0, t, t);
     a.address = address;
     a.bytes = bytes;
-    a.start = a.end = t;
-    queued_.push_back(a);
   }
 
   /// The CUPTI stream id (device 0) a stream handle has, for work launched on it by threads
@@ -126,6 +105,18 @@ class FakeCupti final : public nr::AttributionSource {
   }
 
  private:
+  /// A record CUPTI would deliver later, with what every kind of activity has.
+  nr::GpuActivity& queue(nr::GpuActivity::Kind kind, std::uint32_t corr, std::uint32_t stream,
+                         std::int64_t start, std::int64_t end) {
+    nr::GpuActivity& a = queued_.emplace_back();
+    a.kind = kind;
+    a.correlation = corr;
+    a.stream = stream;
+    a.start = start;
+    a.end = end;
+    return a;
+  }
+
   std::uint32_t next_{1};
   std::vector<nr::GpuActivity> queued_;
 };
