@@ -1,7 +1,8 @@
 // Internal: the members of CaptureWindow (capture.hpp) that every mode has and that build
 // messages, format the step's range name or destroy the window's options — constructing and
-// destroying a window, checking the schedule, reporting misuse, beginning a step. Header-only, capture.hpp includes them; in the compiled mode (detail/compiled.hpp)
-// src/nsightkit.cpp defines them once, in its enabled and disabled builds alike.
+// destroying a window, checking the schedule, reporting misuse, beginning a step. Header-only,
+// capture.hpp includes them; in the compiled mode (detail/compiled.hpp) src/nsightkit.cpp defines
+// them once, in its enabled and disabled builds alike.
 #pragma once
 
 #include <nsightkit/attributes.hpp>
