@@ -64,7 +64,7 @@ class BackwardRanges:
         # progress, outermost first; "owner", node -> _Call for the outermost forward in progress.
         self._forward = threading.local()
         self._hooks = {}  # chain of components -> the node pre-hook that opens it
-        self._open = threading.local()  # per thread: the chain of components now pushed
+        self._open = threading.local()  # per thread: the chain now pushed, and its pass
         self._pass = 0  # backward passes ended so far
 
     # ---- forward: who made which node ----
@@ -148,38 +148,32 @@ class BackwardRanges:
 
     def _enter_chain(self, chain):
         local = self._open
-        if getattr(local, "last", None) is chain and local.pass_ == self._pass:
-            return  # the same module as the node before: its chain is open
-        local.last = chain
-        now = getattr(local, "chain", None)
-        if now is None:
-            now = local.chain = []
-            local.pass_ = -1
-        if local.pass_ != self._pass:
+        now = getattr(local, "chain", ())  # the chain open on this thread (a tuple)
+        if getattr(local, "pass_", -1) != self._pass:
             # This thread's first node of a backward pass. What a pass before left open here (its
             # end ran on another thread: several devices) closes now.
-            while now:
+            for _ in now:
                 self._pop()
-                now.pop()
+            now = ()
             local.pass_ = self._pass
             # Queued from inside the pass: runs when it ends, on the thread that ran its last node
             # (the only thread, for one device).
             self._torch.autograd.Variable._execution_engine.queue_callback(self._close)
+        elif now is chain:
+            return  # the same module as the node before: its chain is open
         common = 0
         limit = min(len(now), len(chain))
         while common < limit and now[common] == chain[common]:
             common += 1
         for _ in range(len(now) - common):
             self._pop()
-            now.pop()
         for component in chain[common:]:
             self._push(component)
-            now.append(component)
+        local.chain = chain
 
     def _close(self):
         self._pass += 1
-        self._open.last = None
-        now = getattr(self._open, "chain", None)
-        while now:
+        local = self._open
+        for _ in getattr(local, "chain", ()):
             self._pop()
-            now.pop()
+        local.chain = ()
