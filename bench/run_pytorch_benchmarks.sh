@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Step time of a PyTorch ResNet-50 training loop (bench/pytorch_resnet50.py) with no tool, under
-# `nsightkit profile`, and under torch.profiler, in interleaved rounds on a GPU machine.
+# Step time of a PyTorch ResNet-50 training loop (bench/pytorch_resnet50.py) or DETR-style
+# inference loop (bench/pytorch_detr.py) with no tool, under `nsightkit profile`, and under
+# torch.profiler, in interleaved rounds on a GPU machine.
 #   bench/run_pytorch_benchmarks.sh NSIGHTKIT_COMMAND OUTDIR
-# Environment: PYTHON (default /opt/torch/.venv/bin/python), ROUNDS (3), BATCHES ("8 64"),
+# Environment: MODEL (resnet50, the default, or detr), ARGS (more arguments for the model's
+# script, e.g. "--image 512"), PYTHON (default /opt/torch/.venv/bin/python), ROUNDS (3), BATCHES ("8 64"),
 # STEPS (30), WARMUP (10), MODES ("bare hooks nsightkit torch_profiler"), FLOOR_LIB (the
 # libnsightkit_cupti_floor.so of bench/, for the floor mode).
 # Modes: bare (no annotation, no tool), hooks (NVTX ranges from module hooks, no tool: what the
@@ -28,14 +30,19 @@ warmup=${WARMUP:-10}
 mkdir -p "$out"
 results="$out/runs.jsonl"
 : >"$results"
-script="$here/pytorch_resnet50.py"
+case ${MODEL:-resnet50} in
+  resnet50) script="$here/pytorch_resnet50.py" ;;
+  detr) script="$here/pytorch_detr.py" ;;
+  *) echo "MODEL: ${MODEL} is neither resnet50 nor detr" >&2; exit 2 ;;
+esac
+read -r -a extra <<<"${ARGS:-}"
 for round in $(seq "$rounds"); do
   for batch in $batches; do
     # Alternate the order per round, so drift on the host hits every mode alike.
     list=$modes
     if [ $((round % 2)) -eq 0 ]; then list=$(echo "$modes" | tr ' ' '\n' | tac | tr '\n' ' '); fi
     for mode in $list; do
-      args=(--batch "$batch" --steps "$steps" --warmup "$warmup")
+      args=(--batch "$batch" --steps "$steps" --warmup "$warmup" ${extra[@]+"${extra[@]}"})
       report="table=$out/table-b$batch-$mode.txt,json=$out/summary-b$batch-$mode.json"
       log="$out/log-b$batch-$mode-r$round.txt"
       case $mode in
