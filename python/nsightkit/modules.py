@@ -55,9 +55,21 @@ def _range_hooks(push, pop, attributes):
     return pre, post
 
 
-def _module_hooks(push, pop, attributes, backward, parts):
-    # The forward range (none for an unnamed model: attributes is None) and, with `backward`, the
+def _module_hooks(push, pop, chain, backward, parts):
+    # The forward ranges (none for an unnamed model: chain is empty) and, with `backward`, the
     # bookkeeping that gives the call's autograd nodes to the module.
+    attributes = chain[-1] if chain else None
+    if len(chain) > 1:  # the ranges of never-called containers first, then the module's own
+        push_one, pop_one = push, pop
+
+        def push(_attributes):
+            for a in chain:
+                push_one(a)
+
+        def pop():
+            for _ in chain:
+                pop_one()
+
     if backward is None:
         return _range_hooks(push, pop, attributes)
     enter, leave = backward.enter, backward.leave
@@ -82,6 +94,30 @@ def _module_hooks(push, pop, attributes, backward, parts):
     return pre, post
 
 
+def _never_called(module):
+    # ModuleList, ModuleDict and other pure containers keep torch.nn.Module's own forward, which
+    # only raises: no hook of theirs ever runs, so their children open their ranges for them.
+    forward = getattr(type(module), "forward", None)
+    return getattr(forward, "__name__", None) == "_forward_unimplemented"
+
+
+def _hidden_components(qualified, name, modules):
+    """The components of the never-called containers between a module and its nearest called
+    ancestor (the model itself counts when it has a `name`): ("layers",) for a ModuleList item."""
+    parts = qualified.split(".")
+    out = []
+    for k in range(len(parts) - 1, -1, -1):
+        ancestor = modules.get(".".join(parts[:k]))
+        if ancestor is None or not _never_called(ancestor):
+            break
+        if k == 0:
+            if name is not None:
+                out.append(name)
+            break
+        out.append(parts[k - 1])
+    return out[::-1]
+
+
 def _takes_always_call(module):
     # torch 2.1+: the post hook also runs when forward raises, so an exception leaves no range open.
     try:
@@ -104,9 +140,13 @@ def instrument(model, *, name=None, backward=True):
     `backward` alone, or `backward/<name>`). See nsightkit.backward for how.
 
     When no NVTX tool listens (no `nsightkit profile`, no Nsight Systems), no hook is installed, so
-    the model runs at its uninstrumented speed. A module shared under two names is named by the
-    first (named_modules() lists it once); a module called outside its parent's forward nests where
-    it is called. Before torch 2.1 a forward that raises leaves its range open (no always_call).
+    the model runs at its uninstrumented speed. Containers that are never called themselves
+    (ModuleList, ModuleDict) get their range from their children: a child's call opens the
+    container's range and its own, so its path is still its qualified name
+    (`encoder/layers/0/attn`) and the container's row counts its children's calls. A module shared
+    under two names is named by the first (named_modules() lists it once); a module called outside
+    its parent's forward nests where it is called. Before torch 2.1 a forward that raises leaves
+    its range open (no always_call).
     """
     if not hasattr(model, "named_modules") or not hasattr(model, "register_forward_pre_hook"):
         raise TypeError(f"nsightkit.instrument: expected a torch.nn.Module, not {type(model).__name__}")
@@ -131,8 +171,9 @@ def instrument(model, *, name=None, backward=True):
 
         # torch is the model's own (imported by whoever built it), never imported here first.
         tracker = BackwardRanges(sys.modules["torch"], push_component, domain.pop_range)
+    modules = dict(model.named_modules())
     paths, handles = [], []
-    for qualified, module in model.named_modules():
+    for qualified, module in modules.items():
         if not qualified:
             own, path = name, name
         else:
@@ -145,8 +186,10 @@ def instrument(model, *, name=None, backward=True):
         if not listening or (path is None and tracker is None):
             continue
         parts = tuple(path.split("/")) if path is not None else ()
-        attributes = domain.get_event_attributes(own) if own is not None else None
-        pre, post = _module_hooks(domain.push_range, domain.pop_range, attributes, tracker, parts)
+        names = [] if own is None else [own] if not qualified else (
+            _hidden_components(qualified, name, modules) + [own])
+        chain = tuple(domain.get_event_attributes(n) for n in names)
+        pre, post = _module_hooks(domain.push_range, domain.pop_range, chain, tracker, parts)
         handles.append(module.register_forward_pre_hook(pre))
         if always_call:
             handles.append(module.register_forward_hook(post, always_call=True))

@@ -53,6 +53,20 @@ class Net(nn.Module):
         return self.head(Mark.apply(x.mean(dim=(2, 3))))
 
 
+class Stack(nn.Module):
+    """Layers in containers that are never called themselves, as transformers hold them."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(8, 8), nn.Linear(8, 8)])
+        self.heads = nn.ModuleDict({"cls": nn.Linear(8, 4)})
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return self.heads["cls"](x)
+
+
 class Fails(nn.Module):
     def forward(self, x):
         raise RuntimeError("forward failed")
@@ -95,6 +109,15 @@ def main():
     with torch.no_grad(), nsightkit.range("after_with"):
         model(x)
     expected["after_with"] = 1
+
+    # A ModuleList's and a ModuleDict's children open the container's range with their own, so
+    # the paths are still the qualified names; the container's row counts its children's calls.
+    stack = Stack()
+    with nsightkit.instrument(stack, name="stack"), torch.no_grad():
+        for _ in range(2):
+            stack(torch.randn(1, 8))
+    expected.update({"stack": 2, "stack/layers": 4, "stack/layers/0": 2, "stack/layers/1": 2,
+                     "stack/heads": 2, "stack/heads/cls": 2})
 
     # A forward that raises: its range is closed all the same where torch has always_call (2.1 and
     # later); before that it stays open (documented), so the case is left out there.
