@@ -13,6 +13,7 @@ packages+=(nlohmann-json3-dev)  # the nsightkit command reads saved reports with
 # A CPU-only torch (1.13) for the Python package's tests (tests/python/): PyPI's torch is the CUDA
 # build (a 539 MB wheel that imports only with about 2 GB of CUDA wheels beside it).
 packages+=(python3-torch)
+packages+=(python3-pandas)  # nsightkit.load(...).to_pandas() (tests/python: its frames)
 sudo=""
 if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive

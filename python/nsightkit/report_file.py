@@ -2,8 +2,9 @@
 """Reads nsightkit's report files: the summary JSON and the Chrome trace JSON.
 
 The one Python reader of these files (nsightkit.load() is its read()), for notebooks, scripts and
-nsightkit's own checks. Python 3.8 or later, standard library only, and importable on its own (no
-import of the rest of the package), so a checkout's scripts use it from python/ too. It only reads:
+nsightkit's own checks. Python 3.8 or later, standard library only (pandas for to_pandas() alone),
+and importable on its own (no import of the rest of the package), so a checkout's scripts use it
+from python/ too. It only reads:
 tables, merges, comparisons and pages of saved reports are made by the `nsightkit` command
 (nsightkit stats, merge, diff, html; docs/profile.md). It loads a file, checks it, and hands back
 plain objects:
@@ -22,6 +23,12 @@ problem ("s.json: paths[3] ('a/b') has depth 1 but no parent before it ..."). Fi
 does not know are kept (each object's `raw` dict) and are never an error, so a newer writer's
 additions do not break older tools; a missing documented field is an error only where the reader
 needs it, and is listed in `missing` otherwise.
+
+With pandas installed, each also becomes a DataFrame (pandas is imported then, never before):
+
+  summary.to_pandas()                   # a row per path: the columns of the report's summary CSV
+  summary.to_pandas(threads=True)       # a row per thread and path, with "tid" and "thread"
+  trace.to_pandas()                     # a row per trace event, its keys as columns
 
 component(domain, name) is the rule that turns a range's domain and name into one component of a
 path as the report prints it: the name alone in nsightkit's own domain ("nsightkit") and in the
@@ -152,6 +159,45 @@ def kind_of(doc):
         if isinstance(producer, str) and producer.startswith(TRACE_PRODUCER):
             return "trace"
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# pandas (optional: imported by to_pandas() only)
+
+
+def _pandas(what):
+    try:
+        import pandas
+    except ImportError as e:
+        raise ImportError(f"nsightkit: {what} needs pandas, which is not installed here: "
+                          "pip install pandas", name="pandas") from e
+    return pandas
+
+
+# A summary's frame has the columns of the report's summary CSV (docs/report.md, "Outputs";
+# detail/report/summary.hpp writes it), so a script reads either file alike, plus each row's name
+# and domain. Where a row has no GPU time or no GPU work ("gpu" or "gpu_work" null), its numbers are
+# those the CSV writes: zeros, and exact true.
+FRAME_TIME = ("count", "total_ns", "mean_ns", "min_ns", "p50_ns", "p95_ns", "max_ns", "exact")
+FRAME_WORK = ("kernels", "self_kernels", "kernel_ns", "busy_ns", "self_busy_ns", "span_ns", "idle_ns")
+FRAME_COPIES = (("h2d", "h2d"), ("d2h", "d2h"), ("d2d", "d2d"), ("memsets", "memset"))  # JSON key, column
+FRAME_COLUMNS = (("path", "name", "domain", "depth") + FRAME_TIME + ("self_ns",)
+                 + tuple(f"gpu_{k}" for k in FRAME_TIME) + tuple(f"gpu_{k}" for k in FRAME_WORK)
+                 + ("gpu_launch_p50_ns",) + tuple(f"gpu_{c}_bytes" for _, c in FRAME_COPIES)
+                 + ("gpu_peak_bytes",))
+_NO_TIME = (0, 0, 0.0, 0, 0, 0, 0, True)
+
+
+def _frame_values(row):
+    """One PathRow's values in FRAME_COLUMNS order."""
+    work = row.gpu_work or {}
+    launch = work.get("launch_latency") or {}
+    return ((row.path, row.name, row.domain, row.depth)
+            + tuple(getattr(row, k) for k in FRAME_TIME) + (row.self_ns,)
+            + (_NO_TIME if row.gpu is None else tuple(getattr(row.gpu, k) for k in FRAME_TIME))
+            + tuple(work.get(k, 0) for k in FRAME_WORK) + (launch.get("p50_ns", 0),)
+            + tuple((work.get(k) or {}).get("bytes", 0) for k, _ in FRAME_COPIES)
+            + (work.get("peak_bytes", 0),))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -334,6 +380,19 @@ class Summary:
         """{printed path: PathRow} of the merged rows (or of `rows`)."""
         return {r.path: r for r in (self.paths if rows is None else rows)}
 
+    def to_pandas(self, threads=False):
+        """The rows as a pandas DataFrame, in the file's (tree) order: a row per path of all threads
+        merged, or with `threads` a row per thread and path ("tid" and "thread", its name, first).
+        The columns are the report's summary CSV's (docs/report.md), with "name" and "domain"
+        after "path"; the rest of a row (top kernels, copies' counts, ...) is in its PathRow.
+        ImportError, saying `pip install pandas`, where pandas is not installed."""
+        pandas = _pandas("Summary.to_pandas()")
+        if not threads:
+            return pandas.DataFrame.from_records([_frame_values(r) for r in self.paths],
+                                                 columns=FRAME_COLUMNS)
+        records = [(t.tid, t.name) + _frame_values(r) for t in self.threads for r in t.paths]
+        return pandas.DataFrame.from_records(records, columns=("tid", "thread") + FRAME_COLUMNS)
+
     def __repr__(self):
         return f"Summary({self.file!r}, rank={self.rank}, {len(self.paths)} paths)"
 
@@ -446,6 +505,12 @@ class Trace:
             if e["ph"] == "M" and e.get("name") == kind and isinstance(e.get("args"), dict):
                 out[e.get("pid") if kind == "process_name" else (e.get("pid"), e.get("tid"))] = e["args"].get("name")
         return out
+
+    def to_pandas(self):
+        """The events as a pandas DataFrame, one row per event in the file's order, its keys as
+        columns ("ph", "name", "ts", "dur", "pid", "tid", "args", ...; NaN where an event lacks
+        one). ImportError, saying `pip install pandas`, where pandas is not installed."""
+        return _pandas("Trace.to_pandas()").DataFrame.from_records(self.events)
 
     def __repr__(self):
         return f"Trace({self.file!r}, rank={self.rank}, {len(self.events)} events)"

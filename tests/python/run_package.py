@@ -18,6 +18,10 @@ CASE:
          path (its qualified name with '/') and count, exactly; hooks removed by remove() and by a
          `with` block; none installed when no NVTX tool listens. Exit 77 (skipped) where the
          environment has no torch.
+  pandas `nsightkit.load(...).to_pandas()` on a report of a program with ranges on two threads:
+         the summary's frames equal the report's own summary CSV (merged and per thread), a
+         crafted summary's GPU columns, the trace's frame, the message without pandas
+         (frames_check.py). Exit 77 (skipped) where the environment has no pandas.
 Standard library only.
 """
 
@@ -257,9 +261,25 @@ def case_torch(a):
     return 0
 
 
+def case_pandas(a):
+    py = venv_python(a)
+    if run([py, "-c", "import pandas"]).returncode != 0:
+        print(f"{py} has no pandas (Debian: python3-pandas): skipped")
+        return SKIP
+    script = os.path.join(HERE, "frames_check.py")
+    files = [os.path.join(a.dir, f"frames.{kind}") for kind in ("json", "csv", "trace.json")]
+    p = run([nsightkit_in_venv(a), "profile", "--report", "json={},csv={},trace={}".format(*files), "--",
+             py, script, "run"])
+    expect(p.returncode == 0, "the program runs under nsightkit profile")
+    p = run([py, script, "check"] + files, check=True)
+    sys.stdout.write(p.stdout)
+    expect(p.returncode == 0, "nsightkit.load(...).to_pandas(): the frames")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=["wheel", "api", "torch"])
+    ap.add_argument("case", choices=["wheel", "api", "torch", "pandas"])
     ap.add_argument("--source", required=True)
     ap.add_argument("--dir", required=True)
     ap.add_argument("--base-python", default="")
@@ -268,7 +288,7 @@ def main():
     a.source, a.dir = os.path.abspath(a.source), os.path.abspath(a.dir)
     if a.case != "wheel" and not os.path.exists(nsightkit_in_venv(a)):
         raise SystemExit(f"FAILED: no installed package in {a.dir}/venv (the wheel case sets it up)")
-    return {"wheel": case_wheel, "api": case_api, "torch": case_torch}[a.case](a)
+    return {"wheel": case_wheel, "api": case_api, "torch": case_torch, "pandas": case_pandas}[a.case](a)
 
 
 if __name__ == "__main__":
