@@ -22,6 +22,10 @@ CASE:
          the summary's frames equal the report's own summary CSV (merged and per thread), a
          crafted summary's GPU columns, the trace's frame, the message without pandas
          (frames_check.py). Exit 77 (skipped) where the environment has no pandas.
+  detr   bench/pytorch_detr.py (the DETR-style inference loop the GPU machine measures) on the CPU
+         under nsightkit profile with instrument(): a row for every module of its model, named
+         by its qualified path (ModuleList items too), each called as often as the loop calls it,
+         no backward row under torch.inference_mode(). Exit 77 (skipped) without torch.
 Standard library only.
 """
 
@@ -277,9 +281,43 @@ def case_pandas(a):
     return 0
 
 
+def case_detr(a):
+    py = venv_python(a)
+    if not has_torch(py):
+        print(f"{py} has no torch (Debian: python3-torch): skipped")
+        return SKIP
+    bench = os.path.join(a.source, "bench")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import json, pytorch_detr\n"
+            "m = pytorch_detr.Detr('tiny', 1, 1, 20)\n"
+            "print(json.dumps([n.replace('.', '/') for n, _ in m.named_modules() if n]))\n")
+    p = run([py, "-c", code, bench])
+    expect(p.returncode == 0, "the script's model builds")
+    modules = set(json.loads(p.stdout))
+    out = os.path.join(a.dir, "detr-report.json")
+    warmup, steps = 1, 2
+    p = run([nsightkit_in_venv(a), "profile", "--report", f"json={out}", "--", py,
+             os.path.join(bench, "pytorch_detr.py"), "--device", "cpu", "--model", "tiny", "--image", "64",
+             "--enc-layers", "1", "--dec-layers", "1", "--queries", "20", "--batch", "1",
+             "--warmup", str(warmup), "--steps", str(steps), "--annotate", "nsightkit"], timeout=600)
+    expect(p.returncode == 0 and '"model": "detr"' in p.stdout, "the DETR loop runs on the CPU under nsightkit profile")
+    counts = summary(a, out)
+    calls = warmup + steps
+    loop = {"postprocess", "to_host"}
+    expect(set(counts) == modules | loop, f"a row per module path and the loop's two ranges, no backward row "
+           f"(missing {sorted((modules | loop) - set(counts))}, extra {sorted(set(counts) - modules - loop)})")
+    expect("transformer/encoder/layers/0/self_attn/sdpa" in counts
+           and "transformer/decoder/layers/0/cross_attn" in counts, "ModuleList items under their qualified paths")
+    once = ["backbone", "backbone/stage4/1/conv2", "input_proj", "transformer/encoder/layers",
+            "transformer/encoder/layers/0/self_attn/sdpa", "transformer/decoder/norm", "box_head/fc2",
+            "postprocess", "to_host"]
+    expect(all(counts[k] == calls for k in once) and counts["backbone/stage1/0/relu"] == 2 * calls,
+           f"each called as often as the loop calls it ({ {k: counts[k] for k in once} })")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=["wheel", "api", "torch", "pandas"])
+    ap.add_argument("case", choices=["wheel", "api", "torch", "pandas", "detr"])
     ap.add_argument("--source", required=True)
     ap.add_argument("--dir", required=True)
     ap.add_argument("--base-python", default="")
@@ -288,7 +326,8 @@ def main():
     a.source, a.dir = os.path.abspath(a.source), os.path.abspath(a.dir)
     if a.case != "wheel" and not os.path.exists(nsightkit_in_venv(a)):
         raise SystemExit(f"FAILED: no installed package in {a.dir}/venv (the wheel case sets it up)")
-    return {"wheel": case_wheel, "api": case_api, "torch": case_torch, "pandas": case_pandas}[a.case](a)
+    return {"wheel": case_wheel, "api": case_api, "torch": case_torch, "pandas": case_pandas,
+            "detr": case_detr}[a.case](a)
 
 
 if __name__ == "__main__":
