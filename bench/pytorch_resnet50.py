@@ -7,11 +7,14 @@ torch.profiler around the timed steps, it prints one line of JSON with the step 
 bench/run_pytorch_benchmarks.sh can compare the modes in interleaved rounds.
 
   pytorch_resnet50.py [--batch 64] [--steps 30] [--warmup 10] [--image 224]
-                      [--annotate none|hooks|emit_nvtx|nsightkit] [--torch-profiler]
-                      [--deterministic]
+                      [--annotate none|hooks|emit_nvtx|nsightkit|nsightkit_forward]
+                      [--torch-profiler] [--deterministic] [--python-profile FILE]
 
 --deterministic turns cuDNN's autotuning off, so that two runs launch the same kernels (for
-judging per-module kernel counts against another tool's run).
+judging per-module kernel counts against another tool's run). nsightkit_forward is
+instrument(model, backward=False): what the backward ranges cost is the difference.
+--python-profile writes cProfile's table of the timed steps (what the host spends its time on,
+by function) to FILE.
 
 Data is synthetic and already on the GPU: the step is the model's forward, backward and optimizer
 step, nothing else.
@@ -99,9 +102,11 @@ def main():
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--image", type=int, default=224)
-    ap.add_argument("--annotate", choices=["none", "hooks", "emit_nvtx", "nsightkit"], default="hooks")
+    ap.add_argument("--annotate", choices=["none", "hooks", "emit_nvtx", "nsightkit", "nsightkit_forward"],
+                    default="hooks")
     ap.add_argument("--torch-profiler", action="store_true")
     ap.add_argument("--deterministic", action="store_true")
+    ap.add_argument("--python-profile", metavar="FILE")
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -116,10 +121,10 @@ def main():
     if a.annotate == "hooks":
         add_module_ranges(model)
         named = torch.cuda.nvtx.range
-    elif a.annotate == "nsightkit":
+    elif a.annotate in ("nsightkit", "nsightkit_forward"):
         import nsightkit
 
-        nsightkit.instrument(model, name="model")
+        nsightkit.instrument(model, name="model", backward=a.annotate == "nsightkit")
         named = nsightkit.range
 
     def step():
@@ -144,11 +149,23 @@ def main():
                             torch.profiler.ProfilerActivity.CUDA],
                 record_shapes=False, with_stack=False, profile_memory=False)
             prof.__enter__()
+        cprofile = None
+        if a.python_profile:
+            import cProfile
+
+            cprofile = cProfile.Profile()
+            cprofile.enable()
         t0 = time.perf_counter()
         for _ in range(a.steps):
             loss = step()
         torch.cuda.synchronize()
         elapsed = time.perf_counter() - t0
+        if cprofile is not None:
+            import pstats
+
+            cprofile.disable()
+            with open(a.python_profile, "w") as f:
+                pstats.Stats(cprofile, stream=f).sort_stats("tottime").print_stats(40)
         if prof is not None:
             prof.__exit__(None, None, None)
     print(json.dumps({"batch": a.batch, "annotate": a.annotate,

@@ -12,7 +12,7 @@
 # collects and nothing else: bench/cupti_floor.cpp; CUPTI's own cost), nsightkit (hooks under
 # nsightkit profile, CUPTI on), instrument (nsightkit.instrument(model): forward and backward
 # ranges per module, under nsightkit profile, CUPTI on; PYTHONPATH must reach the package and
-# PyPI's nvtx), emit (PyTorch's
+# PyPI's nvtx), instrument_forward (the same with forward ranges only), emit (PyTorch's
 # emit_nvtx() under nsightkit profile), torch_profiler (no annotation; torch.profiler with CUDA
 # activity around the timed steps, shapes/stack/memory off). Each run prints a JSON line; the
 # summary (median per mode, ratios to `hooks` and `bare`) is OUTDIR/summary.md. The last
@@ -52,6 +52,7 @@ for round in $(seq "$rounds"); do
                     "$python" "$script" "${args[@]}" --annotate hooks) ;;
         nsightkit) cmd=("$command" profile --report "$report" -- "$python" "$script" "${args[@]}" --annotate hooks) ;;
         instrument) cmd=("$command" profile --report "$report" -- "$python" "$script" "${args[@]}" --annotate nsightkit) ;;
+        instrument_forward) cmd=("$command" profile --report "$report" -- "$python" "$script" "${args[@]}" --annotate nsightkit_forward) ;;
         emit) cmd=("$command" profile --report "$report" -- "$python" "$script" "${args[@]}" --annotate emit_nvtx) ;;
         torch_profiler) cmd=("$python" "$script" "${args[@]}" --annotate none --torch-profiler) ;;
         *) echo "unknown mode $mode" >&2; exit 2 ;;
