@@ -1,7 +1,8 @@
 # The Python package's files in an install (included by CMakeLists.txt inside NSIGHTKIT_INSTALL).
 # python/nsightkit/ holds the modules; _layout.py, generated here, says where this install put the
-# headers, the CMake package and the command, relative to the package's own directory, so that
-# get_include() and get_cmake_dir() work wherever the tree is moved:
+# headers, the CMake package, the command and the NVTX tool libraries, relative to the package's
+# own directory, so that get_include(), get_cmake_dir() and the capture windows (tool.py) work
+# wherever the tree is moved:
 #   the wheel (NSIGHTKIT_PYTHON_PACKAGE): the prefix is site-packages/nsightkit itself, and
 #     scikit-build-core copies the modules (pyproject.toml, wheel.packages); only _layout.py is
 #     installed from here;
@@ -36,6 +37,11 @@ if(TARGET nsightkit_command)
   _nsightkit_python_path("${CMAKE_INSTALL_BINDIR}/nsightkit" NSIGHTKIT_PY_COMMAND)
 else()
   set(NSIGHTKIT_PY_COMMAND "")
+endif()
+if(TARGET nsightkit_nvtx_tool)  # capture windows and nsightkit.profile() load it (tool.py)
+  _nsightkit_python_path("${NSIGHTKIT_TOOL_INSTALL_DIR}" NSIGHTKIT_PY_TOOL_DIR)
+else()
+  set(NSIGHTKIT_PY_TOOL_DIR "")
 endif()
 configure_file(cmake/nsightkit-python-layout.py.in "${CMAKE_CURRENT_BINARY_DIR}/python/_layout.py" @ONLY)
 install(FILES "${CMAKE_CURRENT_BINARY_DIR}/python/_layout.py" DESTINATION ${_nsk_py_dir})

@@ -48,3 +48,9 @@ def get_pkgconfig_dir():
 def get_command():
     """The path of the nsightkit program (the `nsightkit` console script runs it)."""
     return _installed("COMMAND", "nsightkit command")
+
+
+def get_tool_dir():
+    """The directory of the NVTX tool libraries (libnsightkit-nvtx*.so): `nsightkit profile` injects
+    them, and capture windows and nsightkit.profile() load them (nsightkit.tool)."""
+    return _installed("TOOL_DIR", "NVTX tool libraries")
