@@ -46,3 +46,26 @@ foreach(case IN LISTS _nsk_profile_cases)
   set_tests_properties(nvtx_profile_${case} PROPERTIES LABELS cpu SKIP_RETURN_CODE 77
     ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
 endforeach()
+
+# The tool library's C ABI for the Python package (capture windows, nsightkit.profile(),
+# detail/tool_api.hpp), called as ctypes calls it: test_tool_api is a plain program that dlopens the
+# library; test_tool_api_program carries its own report, which the library must not pretend to
+# drive.
+find_package(nlohmann_json 3 REQUIRED)
+add_executable(test_tool_api nvtx_tool/test_tool_api.cpp)
+target_link_libraries(test_tool_api PRIVATE Catch2::Catch2WithMain nlohmann_json::nlohmann_json
+  ${NSIGHTKIT_NVTX_PROVIDER} ${CMAKE_DL_LIBS} Threads::Threads nsightkit_warnings)
+target_include_directories(test_tool_api PRIVATE ${PROJECT_SOURCE_DIR}/include)
+target_compile_features(test_tool_api PRIVATE cxx_std_17)
+target_compile_definitions(test_tool_api PRIVATE
+  "NSIGHTKIT_TEST_TOOL=\"$<TARGET_FILE:nsightkit_nvtx_tool>\"")
+add_dependencies(test_tool_api nsightkit_nvtx_tool)
+catch_discover_tests(test_tool_api TEST_PREFIX "test_tool_api: "
+  PROPERTIES LABELS cpu ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
+if(NOT NSIGHTKIT_DISABLE)
+  nsightkit_add_test(test_tool_api_program SOURCES nvtx_tool/test_tool_api_program.cpp NO_RECORDER
+    LIBRARIES ${CMAKE_DL_LIBS})
+  target_compile_definitions(test_tool_api_program PRIVATE
+    "NSIGHTKIT_TEST_TOOL=\"$<TARGET_FILE:nsightkit_nvtx_tool>\"")
+  add_dependencies(test_tool_api_program nsightkit_nvtx_tool)
+endif()
