@@ -12,13 +12,14 @@ endif()
 if(TARGET CUDA::cupti)  # the wheel's build finds the same toolkit
   list(APPEND _nsk_py_args --expect-cupti)
 endif()
-foreach(case IN ITEMS wheel api torch pandas detr)
+foreach(case IN ITEMS wheel api capture profile torch pandas detr)
   add_test(NAME python_${case}
     COMMAND Python3::Interpreter ${CMAKE_CURRENT_LIST_DIR}/run_package.py ${case} ${_nsk_py_args})
   set_tests_properties(python_${case} PROPERTIES LABELS "cpu;python;packaging" SKIP_RETURN_CODE 77
     ENVIRONMENT_MODIFICATION "${NSIGHTKIT_TEST_ENV_MOD}")
 endforeach()
 set_tests_properties(python_wheel PROPERTIES FIXTURES_SETUP nsightkit_python_package TIMEOUT 1800)
-set_tests_properties(python_api python_torch python_pandas python_detr PROPERTIES
+set_tests_properties(python_api python_capture python_profile python_torch python_pandas python_detr
+  PROPERTIES
   FIXTURES_REQUIRED nsightkit_python_package
   TIMEOUT 600)

@@ -14,10 +14,21 @@ CASE:
          messages); it finds its NVTX tool libraries inside the package (the CUPTI one, whose
          libcupti.so.13 comes from PyPI's nvidia-cuda-cupti through its run path, where CUPTI was
          built); `nsightkit profile -- python` with nsightkit.range, read back with load()
+  capture a capture window from Python (capture_script.py) is the C++ CaptureWindow of the tool
+         library: its phases; under `nsightkit profile`, the steps, the captured totals, the
+         window's `capture` range and ProfilerStep#N in the Kineto-schema trace read back with
+         load(); NSIGHTKIT_CAPTURE (--capture, the variable) replaces the schedule; nsightkit.step();
+         captures requested by the report's trigger signal and by request_capture(); with no tool
+         at all the window still steps, cheaply, and says nothing but the no-driver line
+  profile nsightkit.profile() without the command (profile_script.py): the outputs of two blocks
+         (every step, then `captured`), and each refusal's exception and message: nested, another
+         NVTX tool, gpu=cupti without CUPTI, NVTX started before the block, a bad specification;
+         under `nsightkit profile` a warning and nothing written
   torch  `nsightkit profile` on a small PyTorch model under nsightkit.instrument(): every module's
          path (its qualified name with '/') and count, exactly; hooks removed by remove() and by a
-         `with` block; none installed when no NVTX tool listens. Exit 77 (skipped) where the
-         environment has no torch.
+         `with` block; none installed when no NVTX tool listens; profile() refuses under
+         torch.profiler and, around instrument(), writes the module paths. Exit 77 (skipped) where
+         the environment has no torch.
   pandas `nsightkit.load(...).to_pandas()` on a report of a program with ranges on two threads:
          the summary's frames equal the report's own summary CSV (merged and per thread), a
          crafted summary's GPU columns, the trace's frame, the message without pandas
@@ -213,6 +224,149 @@ def case_api(a):
     return 0
 
 
+def script_run(a, script, mode, profile_args=None, env_extra=None, extra=()):
+    """Runs a test script in the environment (under `nsightkit profile PROFILE_ARGS` when given);
+    (process, what the script wrote)."""
+    seen_path = os.path.join(a.dir, f"{os.path.basename(script)}-{mode}.json")
+    if os.path.exists(seen_path):
+        os.remove(seen_path)
+    cmd = [venv_python(a), os.path.join(HERE, script), mode, seen_path, *extra]
+    if profile_args is not None:
+        cmd = [nsightkit_in_venv(a), "profile", *profile_args, "--"] + cmd
+    p = run(cmd, env_extra=env_extra)
+    seen = None
+    if os.path.exists(seen_path):
+        with open(seen_path, encoding="utf-8") as f:
+            seen = json.load(f)
+    return p, seen
+
+
+def read_summary(a, path):
+    """(steps, {path: count}, {start/end range: count}) of a summary, read with nsightkit.load."""
+    code = ("import json, sys, nsightkit\n"
+            "s = nsightkit.load(sys.argv[1])\n"
+            "print(json.dumps([s.steps.count if s.steps else 0, {r.path: r.count for r in s.paths},"
+            " {r.name: r.time.count for r in s.start_end_ranges}, s.captured_only]))\n")
+    p = run([venv_python(a), "-c", code, path])
+    expect(p.returncode == 0, f"nsightkit.load reads {os.path.basename(path)}")
+    return json.loads(p.stdout)
+
+
+def step_names(a, trace):
+    code = ("import json, sys, nsightkit\n"
+            "t = nsightkit.load(sys.argv[1])\n"
+            "print(json.dumps(sorted({e['name'] for e in t.raw['traceEvents']"
+            " if str(e.get('name', '')).startswith('ProfilerStep#')})))\n")
+    p = run([venv_python(a), "-c", code, trace])
+    expect(p.returncode == 0, f"nsightkit.load reads the trace {os.path.basename(trace)}")
+    return json.loads(p.stdout)
+
+
+def case_capture(a):
+    W, U, A, D = "wait", "warmup", "active", "done"
+    summary, trace = os.path.join(a.dir, "capture.json"), os.path.join(a.dir, "capture-trace.json")
+    p, seen = script_run(a, "capture_script.py", "window",
+                         ["--report", f"json={summary},trace={trace},trace-schema=kineto"])
+    expect(p.returncode == 0 and seen is not None, "a window's steps under nsightkit profile")
+    expect(seen["phases"] == [W, W, U, A, A, A, D, D] and seen["captured"] == [False] * 3 + [True] * 3 + [False] * 2,
+           f"CaptureWindow(wait=2, warmup=1, active=3): the C++ window's phases ({seen['phases']})")
+    expect(seen["schedule"] == [2, 1, 3, 1, 0, False] and not seen["from_environment"]
+           and seen["next_step"] == 8 and seen["phase_of_100"] == D, "its schedule, next step, phase_of")
+    steps, counts, start_end, _ = read_summary(a, summary)
+    expect(steps == 8 and counts == {"train_step": 8},
+           f"the report's steps line has every step, not path components ({steps}, {counts})")
+    expect(start_end.get("capture") == 1, f"one `capture` window range ({start_end})")
+    names = step_names(a, trace)
+    expect(names == [f"ProfilerStep#{i}" for i in range(8)], f"ProfilerStep#N in Kineto's schema ({names})")
+
+    p, seen = script_run(a, "capture_script.py", "window", ["--report", f"captured,json={summary}"])
+    steps, counts, _, captured_only = read_summary(a, summary)
+    expect(p.returncode == 0 and captured_only and steps == 3 and counts == {"train_step": 3},
+           f"`captured`: the totals of the 3 active steps ({steps}, {counts})")
+
+    p, seen = script_run(a, "capture_script.py", "window",
+                         ["--report", f"captured,json={summary}", "--capture", "wait=1,active=2"])
+    steps, counts, _, _ = read_summary(a, summary)
+    expect(p.returncode == 0 and seen["phases"] == [W, A, A] + [D] * 5 and seen["from_environment"]
+           and seen["schedule"] == [1, 0, 2, 1, 0, False] and steps == 2 and counts == {"train_step": 2},
+           f"--capture (NSIGHTKIT_CAPTURE) replaces the code's schedule ({seen['phases']}, {steps})")
+    p, seen = script_run(a, "capture_script.py", "window", env_extra={"NSIGHTKIT_CAPTURE": "skip_first=6,active=1"})
+    expect(p.returncode == 0 and seen["phases"] == ["skip"] * 6 + [A, D],
+           f"NSIGHTKIT_CAPTURE without the command too ({seen['phases']})")
+    p, seen = script_run(a, "capture_script.py", "window", env_extra={"NSIGHTKIT_CAPTURE": "wait=x"})
+    expect(p.returncode == 0 and seen["phases"] == ["off"] * 8
+           and "NSIGHTKIT_CAPTURE=\"wait=x\"" in p.stderr and "capture disabled" in p.stderr,
+           "a bad NSIGHTKIT_CAPTURE: the C++ window's one message, capture off")
+
+    p, seen = script_run(a, "capture_script.py", "default", ["--report", f"json={summary}", "--capture",
+                                                             "skip_first=1,active=2"])
+    steps, counts, _, _ = read_summary(a, summary)
+    expect(p.returncode == 0 and seen["phases"] == ["skip", A, A, D, D, D] and steps == 6,
+           f"nsightkit.step(): the default window, NSIGHTKIT_CAPTURE's schedule ({seen['phases']})")
+    p, seen = script_run(a, "capture_script.py", "default")
+    expect(p.returncode == 0 and seen["phases"] == ["off"] * 6, "nsightkit.step() without a schedule: off")
+
+    for mode, how in (("signal", "the report's trigger signal (SIGUSR2)"), ("request", "request_capture()")):
+        p, seen = script_run(a, "capture_script.py", mode, ["--report", f"captured,json={summary}"])
+        phases = seen["phases"] if seen else None
+        ok = phases is not None and phases[:3] == [W] * 3 and phases[-3:] == [U, A, A] and set(phases[3:-3]) <= {W}
+        steps, counts, _, _ = read_summary(a, summary)
+        expect(p.returncode == 0 and ok and steps == 2 and counts == {"train_step": 2},
+               f"an on-demand window captures after {how}: warm-up, then 2 captured steps ({phases}, {steps})")
+
+    p, seen = script_run(a, "capture_script.py", "plain")
+    noise = [line for line in p.stderr.splitlines()
+             if line and not line.startswith("nsightkit: CaptureWindow: no CUDA driver/device")]
+    expect(p.returncode == 0 and seen["phases"] == [W, W, U, A, A, A, D, D] and not noise,
+           f"no tool: the window steps and says nothing but the no-driver line ({noise})")
+    expect(seen["step_us"] < 100, f"a step costs little with nothing listening ({seen['step_us']:.2f} us)")
+    return 0
+
+
+def case_profile(a):
+    out = os.path.join(a.dir, "profile")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    p, seen = script_run(a, "profile_script.py", "write", extra=(out,))
+    expect(p.returncode == 0 and seen is not None and seen["warnings"] == [], "two profile() blocks run")
+    for name in ("block.json", "block.html", "block-trace.json", "captured.json"):
+        expect(os.path.getsize(os.path.join(out, name)) > 0, f"profile() wrote {name} when its block ended")
+    steps, counts, start_end, _ = read_summary(a, os.path.join(out, "block.json"))
+    expect(steps == 8 and counts == {"train_step": 8} and start_end.get("capture") == 1,
+           f"the first block: every step and range, the window's capture range ({steps}, {counts})")
+    expect(step_names(a, os.path.join(out, "block-trace.json")) == [f"ProfilerStep#{i}" for i in range(8)],
+           "the first block's Kineto-schema trace: ProfilerStep#N")
+    expect("train_step" in p.stderr, "the first block's table on stderr")
+    steps, counts, _, captured_only = read_summary(a, os.path.join(out, "captured.json"))
+    expect(captured_only and steps == 3 and counts == {"train_step": 3},
+           f"the second block holds its own run: `captured`, the 3 active steps ({steps}, {counts})")
+
+    refusals = {
+        "nested": ("ProfileError", ["already inside a profile() block"]),
+        "other": ("ProfileError", ["another NVTX tool is attached", "libToolsInjection64.so"]),
+        "cupti": ("ProfileError", ["gpu=cupti, but", "gpu=auto or gpu=events"]),
+        "late": ("ProfileError", ["NVTX in this process already started without nsightkit's tool",
+                                  "before the program's first range"]),
+        "spec": ("ValueError", ["unknown item 'tabel'", "expected a comma-separated list"]),
+    }
+    for mode, (kind, words) in refusals.items():
+        p, seen = script_run(a, "profile_script.py", mode, extra=(out,))
+        message = (seen or {}).get("message", "")
+        expect(p.returncode == 0 and seen["error"] == kind and all(w in message for w in words)
+               and (kind != "ProfileError" or seen["is_profile_error"]),
+               f"{mode}: {kind} naming the problem ({message[:160]})")
+    _, counts, _, _ = read_summary(a, os.path.join(out, "outer.json"))
+    expect(counts == {"outer": 1}, f"the outer block still wrote its report ({counts})")
+
+    p, seen = script_run(a, "profile_script.py", "command", ["--report", f"json={out}/command.json"], extra=(out,))
+    expect(p.returncode == 0 and seen["error"] is None and len(seen["warnings"]) == 1
+           and "runs under `nsightkit profile`" in seen["warnings"][0],
+           f"under nsightkit profile: a warning, no error ({seen['warnings']})")
+    expect(not os.path.exists(os.path.join(out, "not-written.json")) and os.path.exists(os.path.join(out, "command.json")),
+           "the command's report is written, the block's is not")
+    return 0
+
+
 def case_torch(a):
     py = venv_python(a)
     if not has_torch(py):
@@ -262,6 +416,15 @@ def case_torch(a):
     p = run([py, "-c", code])
     expect(p.returncode == 0 and p.stdout.split()[:2] == ["False", "0"],
            f"no NVTX tool: no hook installed, paths still listed ({p.stdout.strip()})")
+
+    # nsightkit.profile() without the command: refused under torch.profiler; around instrument().
+    p, seen = script_run(a, "profile_script.py", "torch", extra=(a.dir,))
+    expect(p.returncode == 0 and seen["error"] == "ProfileError" and "torch.profiler is active" in seen["message"],
+           f"profile() refuses under torch.profiler ({seen and seen.get('message')})")
+    _, counts, _, _ = read_summary(a, os.path.join(a.dir, "model.json"))
+    forward = {k: v for k, v in counts.items() if not k.startswith("backward")}
+    expect(forward == {"net": 3, "net/0": 3, "net/1": 3, "net/2": 3} and counts.get("backward/net/0", 0) >= 3,
+           f"profile() around instrument(): the module paths without the command ({counts})")
     return 0
 
 
@@ -317,7 +480,7 @@ def case_detr(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=["wheel", "api", "torch", "pandas", "detr"])
+    ap.add_argument("case", choices=["wheel", "api", "capture", "profile", "torch", "pandas", "detr"])
     ap.add_argument("--source", required=True)
     ap.add_argument("--dir", required=True)
     ap.add_argument("--base-python", default="")
@@ -326,8 +489,8 @@ def main():
     a.source, a.dir = os.path.abspath(a.source), os.path.abspath(a.dir)
     if a.case != "wheel" and not os.path.exists(nsightkit_in_venv(a)):
         raise SystemExit(f"FAILED: no installed package in {a.dir}/venv (the wheel case sets it up)")
-    return {"wheel": case_wheel, "api": case_api, "torch": case_torch, "pandas": case_pandas,
-            "detr": case_detr}[a.case](a)
+    return {"wheel": case_wheel, "api": case_api, "capture": case_capture, "profile": case_profile,
+            "torch": case_torch, "pandas": case_pandas, "detr": case_detr}[a.case](a)
 
 
 if __name__ == "__main__":
