@@ -101,10 +101,14 @@ class profile:  # noqa: N801 (used as a function: nsightkit.profile(...))
                     "Nsight Systems, Nsight Compute) first")
             raise ProfileError(f"nsightkit.profile(report={self.report!r}): {message}{fix}")
         self._started = True
-        if not named:  # modules whose NVTX starts from now on load the library (the one loaded)
-            self._restore = (None,)
-            os.environ[_VARIABLE] = t.path
-        why = self._probe(t)
+        try:
+            if not named:  # modules whose NVTX starts from now on load the library (the one loaded)
+                self._restore = (None,)
+                os.environ[_VARIABLE] = t.path
+            why = self._probe(t)
+        except BaseException:  # the block does not begin: nothing may stay started
+            self._finish(t, write=False)
+            raise
         if why:
             self._finish(t, write=False)
             raise ProfileError(f"nsightkit.profile(): {why}")
