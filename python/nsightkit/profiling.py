@@ -97,8 +97,9 @@ class profile:  # noqa: N801 (used as a function: nsightkit.profile(...))
             fix = ""
             if "gpu=cupti" in message:
                 fix = (f" ({t.cupti_missing})" if t.cupti_missing else "") + (
-                    ". Ask for gpu=auto or gpu=events, or end the other CUPTI user (torch.profiler, "
-                    "Nsight Systems, Nsight Compute) first")
+                    ". Ask for gpu=auto or gpu=events, or run without the other CUPTI user (Nsight "
+                    "Systems, Nsight Compute; a torch.profiler that recorded CUDA activity keeps "
+                    "CUPTI for the rest of the process)")
             raise ProfileError(f"nsightkit.profile(report={self.report!r}): {message}{fix}")
         self._started = True
         try:
