@@ -41,9 +41,15 @@ def _tensors(value, out, depth=0):
     return out
 
 
-def _nodes(value):
+def _nodes(value, tensor):
     # The autograd nodes that produced a module's tensors; a leaf that requires grad stands for
-    # itself (its AccumulateGrad node is reached through the nodes that use it).
+    # itself (its AccumulateGrad node is reached through the nodes that use it). One tensor, or a
+    # tuple of one (most modules' inputs), skips the general walk: this runs twice per call.
+    if type(value) is tuple and len(value) == 1:
+        value = value[0]
+    if isinstance(value, tensor):
+        node = value.grad_fn
+        return (node,) if node is not None else ()
     return [t.grad_fn for t in _tensors(value, []) if t.grad_fn is not None]
 
 
@@ -58,6 +64,7 @@ class BackwardRanges:
 
     def __init__(self, torch, push, pop):
         self._torch = torch
+        self._tensor = torch.Tensor
         self._push = push
         self._pop = pop
         # Per thread (DataParallel's replicas share these hooks): "calls", the module calls in
@@ -82,7 +89,7 @@ class BackwardRanges:
         if not self._torch.is_grad_enabled():
             calls.append(_NO_GRAD)  # inference: nothing to give away, nothing to walk
             return
-        calls.append(_Call(parts, set(_nodes(args))))
+        calls.append(_Call(parts, set(_nodes(args, self._tensor))))
 
     def leave(self, output):
         """A module's forward returned (its forward post-hook; also after it raised, with
@@ -92,7 +99,7 @@ class BackwardRanges:
             return
         call = calls.pop()
         if call is not _NO_GRAD and self._torch.is_grad_enabled():
-            self._claim(call, _nodes(output), owner)
+            self._claim(call, _nodes(output, self._tensor), owner)
             if not calls:
                 # Where the outermost call's inputs came from is outside every module: reaching
                 # it in backward closes the chain, so that work is nobody's.
@@ -111,10 +118,11 @@ class BackwardRanges:
         hook = self._hook_for((self.ROOT,) + parts)
         stop = call.inputs
         todo = list(roots)
-        pop, extend = todo.pop, todo.extend
+        pop, append, extend = todo.pop, todo.append, todo.extend
+        get = owner.get
         while todo:
             node = pop()
-            other = owner.get(node)
+            other = get(node)
             if other is not None:
                 # Seen (this call's), a child's (go on from where the child's inputs came from), or
                 # another call's outside this one (not this call's).
@@ -132,7 +140,9 @@ class BackwardRanges:
                 continue  # hooked in an earlier step (a tensor kept from then): so is its history
             marks[_MARK] = True
             node.register_prehook(hook)
-            extend(n for n, _ in node.next_functions if n is not None)
+            for edge in node.next_functions:  # a loop, not a generator: this is the hot path
+                if edge[0] is not None:
+                    append(edge[0])
 
     # ---- backward: the chain of ranges on the thread that runs the nodes ----
 
