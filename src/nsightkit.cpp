@@ -1,7 +1,7 @@
 // nsightkit's compiled part (NSIGHTKIT_COMPILED; see docs/compile-cost.md): the report engine, the
-// emit engine (the one place NVTX is included), the formatting of range and module names, the
-// capture schedule's grammar and the cold paths of module hooks and the capture window, defined
-// once for the program.
+// emit engine (the one place NVTX is included), the formatting of range and module names (page-
+// locked memory's sizes too), the capture schedule's grammar, the module path table and the cold
+// paths of module hooks and the capture window, defined once for the program.
 //
 // Every package builds it into libnsightkit and defines NSIGHTKIT_COMPILED for its consumers,
 // whose headers then only declare these parts. Built with NSIGHTKIT_DISABLE it defines what a
@@ -23,6 +23,8 @@
 #include <nsightkit/detail/capture/step_impl.hpp>
 #include <nsightkit/detail/compiled.hpp>
 #include <nsightkit/detail/report/entry_impl.hpp>
+#include <nsightkit/detail/report/report_impl.hpp>
+#include <nsightkit/detail/report/types_impl.hpp>
 #include <nsightkit/report.hpp>
 
 #if NSIGHTKIT_ENABLED
@@ -30,9 +32,12 @@
 #include <nsightkit/detail/capture/window_impl.hpp>
 #include <nsightkit/detail/emit_impl.hpp>
 #include <nsightkit/detail/fmt_format.hpp>
+#include <nsightkit/detail/module/handle_impl.hpp>
+#include <nsightkit/detail/module/hooks_impl.hpp>
 #include <nsightkit/detail/module/registry_impl.hpp>
 #include <nsightkit/detail/module/scope.hpp>
 #include <nsightkit/detail/module/scope_impl.hpp>
+#include <nsightkit/detail/pinned/status.hpp>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::module {
@@ -43,5 +48,13 @@ Name format_module_name(char (&inline_text)[name_inline], fmt::string_view forma
 }
 
 }  // namespace detail::module
+
+namespace detail::pinned {
+
+Emitted memory_range_push(char const* label, std::size_t bytes) noexcept {
+  return memory_range_push_here(label, bytes);
+}
+
+}  // namespace detail::pinned
 NSIGHTKIT_DETAIL_END_NAMESPACE
 #endif

@@ -301,25 +301,13 @@ class CaptureWindow {
   /// before the first step, from the thread that owns the window.
   /// @param f the callback; empty: ignored. Its exceptions are reported and dropped.
   /// @throws std::bad_alloc when it cannot be stored.
-  void on_start(CaptureCallback f) {
-#if NSIGHTKIT_ENABLED
-    if (f) on_start_.push_back(std::move(f));
-#else
-    (void)f;
-#endif
-  }
+  void on_start(CaptureCallback f);
 
   /// Calls `f` after each window stops (also when closed early or at exit). Register before the
   /// first step, from the thread that owns the window.
   /// @param f the callback; empty: ignored. Its exceptions are reported and dropped.
   /// @throws std::bad_alloc when it cannot be stored.
-  void on_stop(CaptureCallback f) {
-#if NSIGHTKIT_ENABLED
-    if (f) on_stop_.push_back(std::move(f));
-#else
-    (void)f;
-#endif
-  }
+  void on_stop(CaptureCallback f);
 
  private:
   friend class CaptureStep;
@@ -442,30 +430,6 @@ class CaptureWindow {
   detail::capture::Link link_{};
 #endif
 };
-
-inline CaptureStep::CaptureStep(CaptureWindow& window) : window_{&window} {
-  window.begin_step(*this);
-  if (!open_) window_ = nullptr;  // rejected without exceptions: an inert step
-}
-
-inline void CaptureStep::end() noexcept {
-  if (!open_) return;
-  open_ = false;
-  detail::Emitted range = std::exchange(range_, detail::Emitted{});
-  if (thread_ == std::this_thread::get_id()) {
-    detail::end_push<DefaultDomain>(range);
-  } else {
-    static std::atomic<bool> said{false};
-    if (!said.exchange(true)) {
-      std::fprintf(stderr,
-                   "nsightkit: CaptureStep %lld ended on a thread other than the one that began "
-                   "it; its range is pushed on that thread and stays open there (end each step on "
-                   "the thread that began it)\n",
-                   static_cast<long long>(number_));
-    }
-  }
-  if (window_ != nullptr) window_->end_step(*this);
-}
 
 NSIGHTKIT_DETAIL_END_NAMESPACE
 

@@ -43,7 +43,6 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
-#include <nsightkit/detail/capture/schedule.hpp>
 #include <nsightkit/detail/compiled.hpp>
 
 #include <cstdint>
@@ -157,9 +156,7 @@ struct CaptureSchedule {
   /// Checks the schedule: no negative field, active at least 1, a cycle that does not overflow.
   /// @return "" when the schedule is valid, else what is wrong with it (one sentence).
   /// @throws std::bad_alloc when the text cannot be built.
-  [[nodiscard]] std::string validation_error() const {
-    return detail::capture::schedule_error({wait, warmup, active, repeat, skip_first, on_demand});
-  }
+  [[nodiscard]] std::string validation_error() const;
 
   /**
    * @brief Parses "wait=10,warmup=2,active=3,repeat=1[,skip_first=N]" or
@@ -170,12 +167,7 @@ struct CaptureSchedule {
    * @throws std::bad_alloc when the error text cannot be built.
    */
   [[nodiscard]] static std::optional<CaptureSchedule> parse(std::string_view text,
-                                                            std::string* error = nullptr) {
-    std::optional<detail::capture::ParsedSchedule> const p =
-        detail::capture::parse_schedule(text, error);
-    if (!p) return std::nullopt;
-    return CaptureSchedule{p->wait, p->warmup, p->active, p->repeat, p->skip_first, p->on_demand};
-  }
+                                                            std::string* error = nullptr);
 
   /// Schedules compare field by field. @param a the first schedule. @param b the second.
   /// @return true when every field is equal.

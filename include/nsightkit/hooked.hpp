@@ -19,6 +19,7 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/compiled.hpp>
 #include <nsightkit/module.hpp>
 
 #include <functional>
@@ -87,7 +88,7 @@ inline std::string checked_module_name(std::string name, char const* who) {
 /// along (handles stay attached to the moved-to instance).
 class InstanceHooks {
  public:
-  InstanceHooks() : set_{std::make_shared<module::HookSet>()} {}
+  InstanceHooks();
   InstanceHooks(InstanceHooks const&) : InstanceHooks() {}
   InstanceHooks(InstanceHooks&&) noexcept = default;
   InstanceHooks& operator=(InstanceHooks const&) noexcept { return *this; }
@@ -97,10 +98,7 @@ class InstanceHooks {
   [[nodiscard]] module::HookSet* get() const noexcept { return set_.get(); }
 
   /// The set, recreated for a moved-from instance (not concurrently with calls on it).
-  std::shared_ptr<module::HookSet> const& shared() {
-    if (!set_) set_ = std::make_shared<module::HookSet>();
-    return set_;
-  }
+  std::shared_ptr<module::HookSet> const& shared();
 
  private:
   std::shared_ptr<module::HookSet> set_;
@@ -415,3 +413,9 @@ inline Instrumented<std::decay_t<F>> instrument(F&& fn, std::string name) {
 }
 
 NSIGHTKIT_DETAIL_END_NAMESPACE
+
+// The cold parts (installing hooks, checking names): here header-only, in src/nsightkit.cpp
+// compiled (detail/compiled.hpp).
+#if !NSIGHTKIT_DETAIL_COMPILED
+#include <nsightkit/detail/module/hooks_impl.hpp>
+#endif

@@ -64,6 +64,7 @@
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/compiled.hpp>
 #include <nsightkit/detail/module/scope.hpp>
 #include <nsightkit/module_types.hpp>
 #include <nsightkit/range.hpp>
@@ -83,7 +84,7 @@
 #include <utility>
 
 #if NSIGHTKIT_ENABLED
-#include <nsightkit/detail/module/paths.hpp>
+#include <nsightkit/detail/module/registry.hpp>
 #endif
 
 // ModuleScope's constructors are forced inline: clang otherwise keeps them out of line, and the
@@ -125,53 +126,24 @@ class [[nodiscard]] HookHandle {
 
   /// Takes over `other`'s hook; `other` becomes empty.
   /// @param other the handle to take over.
-  HookHandle(HookHandle&& other) noexcept
-#if NSIGHTKIT_ENABLED
-      : entry_{std::move(other.entry_)},
-        set_{std::move(other.set_)}
-#endif
-  {
-#if !NSIGHTKIT_ENABLED
-    (void)other;
-#endif
-  }
+  HookHandle(HookHandle&& other) noexcept;
 
   /// Removes this handle's hook, then takes over `other`'s.
   /// @param other the handle to take over.
   /// @return `*this`.
-  HookHandle& operator=(HookHandle&& other) noexcept {
-    if (this != &other) {
-      remove();
-#if NSIGHTKIT_ENABLED
-      entry_ = std::move(other.entry_);
-      set_ = std::move(other.set_);
-#endif
-    }
-    return *this;
-  }
+  HookHandle& operator=(HookHandle&& other) noexcept;
 
   HookHandle(HookHandle const&) = delete;
   HookHandle& operator=(HookHandle const&) = delete;
 
   /// Removes the hook (see remove()).
-  ~HookHandle() { remove(); }
+  ~HookHandle();
 
   /// Removes the hook now and waits until no other thread runs it. Idempotent.
-  void remove() noexcept {
-#if NSIGHTKIT_ENABLED
-    if (entry_ && set_) detail::module::remove_hook(*set_, entry_);
-    entry_.reset();
-    set_.reset();
-#endif
-  }
+  void remove() noexcept;
 
   /// Leaves the hook installed for the rest of the process; the handle becomes empty.
-  void release() noexcept {
-#if NSIGHTKIT_ENABLED
-    entry_.reset();
-    set_.reset();
-#endif
-  }
+  void release() noexcept;
 
   /// Whether the handle owns a hook.
   /// @return true while it owns an installed hook (always false under `NSIGHTKIT_DISABLE`).
@@ -216,29 +188,13 @@ inline ModuleHook make_hook(F&& fn, char const* who) {
 }
 
 #if NSIGHTKIT_ENABLED
-inline HookHandle add_hook(std::shared_ptr<module::HookSet> set, ModuleHook fn, bool post) {
-  auto e = std::make_shared<detail::module::HookEntry>();
-  e->fn = std::move(fn);
-  detail::module::Registry& reg = detail::module::registry();
-  bool const instance = set.get() != &reg.global;
-  detail::module::
-      start_tracking();  // hooks need paths: module scopes keep the per-thread stack from now on
-  // Counted before the set holds it, so a scope that sees the hook also sees the count.
-  if (instance) reg.instance_hooks.fetch_add(1, std::memory_order_relaxed);
-  NSIGHTKIT_DETAIL_TRY { set->add(e, post); }
-  NSIGHTKIT_DETAIL_CATCH(...) {
-    if (instance) reg.instance_hooks.fetch_sub(1, std::memory_order_relaxed);
-    NSIGHTKIT_DETAIL_RETHROW();  // std::bad_alloc: adding a hook may throw
-  }
-  return HookHandle{std::move(e), std::move(set)};
-}
+/// Installs `fn` in `set` as a pre (or, with `post`, post) hook and returns its handle
+/// (detail/module/hooks_impl.hpp).
+NSIGHTKIT_DETAIL_ENTRY HookHandle add_hook(std::shared_ptr<module::HookSet> set, ModuleHook fn,
+                                           bool post);
 
-/// The global hook set as a non-owning shared_ptr (the registry is never destroyed).
-inline std::shared_ptr<module::HookSet> global_hook_set() noexcept {
-  return std::shared_ptr<module::HookSet>(std::shared_ptr<module::HookSet>{},
-                                          &detail::module::registry().global);
-}
-
+/// The registry's global hook set, as a non-owning shared_ptr (the registry is never destroyed).
+NSIGHTKIT_DETAIL_ENTRY std::shared_ptr<module::HookSet> global_hook_set() noexcept;
 #endif
 
 }  // namespace detail
@@ -489,9 +445,12 @@ inline std::string_view current_module_path() noexcept {
 #if NSIGHTKIT_ENABLED
   detail::module::Frame* f = detail::module::current_frame;
   if (f == nullptr) return {};
-  detail::module::PathNode const* n = f->node != nullptr ? f->node : detail::module::resolve(f);
-  char const* path = n != nullptr ? detail::module::node_path(*n) : nullptr;
-  return path != nullptr ? std::string_view{path, n->path_size} : std::string_view{};
+  // The common case inline: the frame's node and its path are known. Resolving them is the path
+  // table's work (detail/module/paths.hpp), out of line.
+  if (detail::module::PathNode const* n = f->node) {
+    if (char const* path = n->path.load(std::memory_order_acquire)) return {path, n->path_size};
+  }
+  return detail::module::current_path_slow(f);
 #else
   return {};
 #endif
@@ -581,6 +540,12 @@ NSIGHTKIT_DETAIL_END_NAMESPACE
 #endif
 
 #undef NSIGHTKIT_DETAIL_MODULE_HOT
+
+// HookHandle's members: inline header-only and disabled; in src/nsightkit.cpp compiled and
+// enabled (detail/compiled.hpp).
+#if !NSIGHTKIT_DETAIL_COMPILED || !NSIGHTKIT_ENABLED
+#include <nsightkit/detail/module/handle_impl.hpp>
+#endif
 
 // Hooked<M> and instrument() lived in this header before hooked.hpp; it still provides them.
 #include <nsightkit/hooked.hpp>

@@ -319,8 +319,9 @@ class PinnedMemoryPool final : public std::pmr::memory_resource {
   // Behind a pointer, in both modes (one layout): the compiled mode's headers then need neither
   // the core's definition nor its containers.
   std::unique_ptr<Core> core_;
-  Core& core() noexcept { return *core_; }
-  Core const& core() const noexcept { return *core_; }
+  // Defined with the members that use them (detail/pinned/pool_impl.hpp), where Core is complete.
+  Core& core() noexcept;
+  Core const& core() const noexcept;
 };
 
 /**

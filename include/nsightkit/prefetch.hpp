@@ -60,6 +60,7 @@
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/cuda_check.hpp>
 #include <nsightkit/detail/pinned/size_class.hpp>
+#include <nsightkit/detail/pinned/status.hpp>
 #include <nsightkit/detail/prefetch/core.hpp>
 #include <nsightkit/detail/prefetch/cuda.hpp>
 #include <nsightkit/pinned.hpp>
@@ -199,7 +200,7 @@ class PrefetchCopier {
         staging_ == PrefetchStaging::always ||
         (staging_ == PrefetchStaging::automatic && detail::prefetch::is_pageable(host));
     if (stage) {
-      ScopedRange const range{Attributes{Payload{bytes}}, "H2D staged {}", detail::ByteSize{bytes}};
+      detail::pinned::MemoryRange const range{"H2D staged", bytes};  // "H2D staged 1 MiB"
       void* block = pool_->allocate(bytes);
       std::memcpy(block, host, bytes);
       cudaError_t const status =
@@ -211,7 +212,7 @@ class PrefetchCopier {
                          __FILE__, __LINE__);
       stats_->bytes_staged += bytes;
     } else {
-      ScopedRange const range{Attributes{Payload{bytes}}, "H2D {}", detail::ByteSize{bytes}};
+      detail::pinned::MemoryRange const range{"H2D", bytes};
       detail::cuda_check(cudaMemcpyAsync(device, host, bytes, cudaMemcpyDefault, stream_.value()),
                          "cudaMemcpyAsync(device, host, bytes, cudaMemcpyDefault, copy_stream) in "
                          "nsightkit::PrefetchCopier::to_device",

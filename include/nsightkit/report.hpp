@@ -171,13 +171,7 @@ class Report {
 
   /// The options in force. @return a copy of them (defaults when never enabled).
   /// @throws std::bad_alloc when the copy cannot be made.
-  [[nodiscard]] static ReportOptions options() {
-#if NSIGHTKIT_ENABLED
-    return detail::report::entry::options();
-#else
-    return ReportOptions{};
-#endif
-  }
+  [[nodiscard]] static ReportOptions options();
 
   /**
    * @brief Merges every thread's data into plain values.
@@ -187,13 +181,7 @@ class Report {
    * @return the data so far (empty when never enabled, and under NSIGHTKIT_DISABLE).
    * @throws std::bad_alloc when the snapshot cannot be built.
    */
-  [[nodiscard]] static ReportSnapshot snapshot() {
-#if NSIGHTKIT_ENABLED
-    return detail::report::entry::snapshot();
-#else
-    return ReportSnapshot{};
-#endif
-  }
+  [[nodiscard]] static ReportSnapshot snapshot();
 
   /**
    * @brief The table for `snapshot`: tree-indented paths sorted by total, %run, self, percentiles.
@@ -437,6 +425,13 @@ NSIGHTKIT_DETAIL_VISIBLE inline bool const report_autostarted = report::entry::a
 #endif
 
 NSIGHTKIT_DETAIL_END_NAMESPACE
+
+// Report's members that return the report's large types by value (which makes every translation
+// unit that defines them instantiate those types' destructors): here header-only, in
+// src/nsightkit.cpp compiled (detail/compiled.hpp).
+#if !NSIGHTKIT_DETAIL_COMPILED
+#include <nsightkit/detail/report/report_impl.hpp>
+#endif
 
 #if NSIGHTKIT_ENABLED && !defined(NSIGHTKIT_REPORT_NO_AUTOSTART) && NSIGHTKIT_DETAIL_COMPILED
 // Compiled, the start-up read is libnsightkit's (src/nsightkit_startup.cpp): this reference, which

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/compiled.hpp>
 
 #include <chrono>
 #include <csignal>
@@ -177,13 +178,7 @@ struct ReportOptions {
   /// The signals ReportOptions::signals holds by default: SIGTERM, SIGINT, SIGHUP, SIGUSR1 (what
   /// schedulers send before they end a job: Slurm, Kubernetes, a terminal's Ctrl-C).
   /// @return the signal numbers (SIGTERM and SIGINT alone where the platform lacks the others).
-  static std::vector<int> default_report_signals() {
-#if defined(SIGHUP) && defined(SIGUSR1)
-    return {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
-#else
-    return {SIGTERM, SIGINT};
-#endif
-  }
+  static std::vector<int> default_report_signals();
   /// The signal ReportOptions::trigger_signal holds by default.
   /// @return SIGUSR2 (0 where the platform has none).
   static constexpr int default_trigger_signal() noexcept {
@@ -420,21 +415,17 @@ struct ReportSnapshot {
   /// Looks a path up among the merged rows.
   /// @param path components joined by '/', as PathStats::path.
   /// @return its row in `paths`, or nullptr.
-  [[nodiscard]] PathStats const* find(std::string_view path) const noexcept {
-    for (auto const& r : paths) {
-      if (r.path == path) return &r;
-    }
-    return nullptr;
-  }
+  [[nodiscard]] PathStats const* find(std::string_view path) const noexcept;
   /// Looks a path up among one thread's rows.
   /// @param path components joined by '/'. @param thread the OS thread id.
   /// @return its row in `thread_paths`, or nullptr.
-  [[nodiscard]] PathStats const* find(std::string_view path, std::uint32_t thread) const noexcept {
-    for (auto const& r : thread_paths) {
-      if (r.thread == thread && r.path == path) return &r;
-    }
-    return nullptr;
-  }
+  [[nodiscard]] PathStats const* find(std::string_view path, std::uint32_t thread) const noexcept;
 };
 
 NSIGHTKIT_DETAIL_END_NAMESPACE
+
+// The out-of-line members above (they instantiate std::vector's code): here header-only, in
+// src/nsightkit.cpp compiled (detail/compiled.hpp).
+#if !NSIGHTKIT_DETAIL_COMPILED
+#include <nsightkit/detail/report/types_impl.hpp>
+#endif

@@ -5,6 +5,9 @@
 // Not where a sanitizer runtime owns operator new (ThreadSanitizer, MemorySanitizer): there this
 // executable defines no test case (the "tsan" suite does not run it anyway).
 #include <nsightkit/module.hpp>
+#if NSIGHTKIT_ENABLED
+#include <nsightkit/detail/module/paths.hpp>  // path_table_stats()
+#endif
 
 #include <catch2/catch.hpp>
 

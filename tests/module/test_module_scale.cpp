@@ -4,6 +4,9 @@
 // kept per range, so 10^5 of them cost no memory here). Compiled enabled, and disabled by the
 // NSIGHTKIT_DISABLE suite, where nothing is observed and only the model code runs.
 #include <nsightkit/module.hpp>
+#if NSIGHTKIT_ENABLED
+#include <nsightkit/detail/module/paths.hpp>  // path_table_stats()
+#endif
 
 #include <catch2/catch.hpp>
 

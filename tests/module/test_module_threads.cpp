@@ -4,6 +4,9 @@
 #include "support.hpp"
 
 #include <nsightkit/module.hpp>
+#if NSIGHTKIT_ENABLED
+#include <nsightkit/detail/module/paths.hpp>  // path_table_stats()
+#endif
 
 #include <fmt/format.h>
 

@@ -1,6 +1,7 @@
-// Internal: what CaptureSchedule::validation_error() and CaptureSchedule::parse() call. Declared
-// here so that capture_types.hpp need not parse the grammar's code: in the compiled mode
-// src/nsightkit.cpp defines them (detail/compiled.hpp); header-only, schedule_parse.hpp does.
+// Internal: the schedule's fields as the grammar returns them, and the grammar's two entries, which
+// CaptureSchedule::validation_error() and CaptureSchedule::parse() call. Those two members are
+// defined with the grammar (schedule_parse.hpp), so capture_types.hpp includes neither file: in
+// the compiled mode only src/nsightkit.cpp parses them (detail/compiled.hpp).
 #pragma once
 
 #include <nsightkit/config.hpp>

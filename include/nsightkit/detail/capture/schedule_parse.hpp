@@ -12,10 +12,12 @@
 // text replaces the code's schedule as a whole, it does not patch it).
 // Every function here reports problems as text (empty = fine), never by throwing, so the window
 // can choose between throwing and warning, and the code works without exceptions.
-// Compiled (NSIGHTKIT_COMPILED), only src/nsightkit.cpp includes this file: it defines the two
-// entries schedule.hpp declares.
+// Here too CaptureSchedule's validation_error() and parse() (capture_types.hpp). Compiled
+// (NSIGHTKIT_COMPILED), only src/nsightkit.cpp includes this file: it defines those two members and
+// the two entries schedule.hpp declares.
 #pragma once
 
+#include <nsightkit/capture_types.hpp>
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/capture/schedule.hpp>
 #include <nsightkit/detail/compiled.hpp>
@@ -139,4 +141,17 @@ NSIGHTKIT_DETAIL_ENTRY std::optional<ParsedSchedule> parse_schedule(std::string_
 }
 
 }  // namespace detail::capture
+
+NSIGHTKIT_DETAIL_MEMBER std::string CaptureSchedule::validation_error() const {
+  return detail::capture::schedule_error({wait, warmup, active, repeat, skip_first, on_demand});
+}
+
+NSIGHTKIT_DETAIL_MEMBER std::optional<CaptureSchedule> CaptureSchedule::parse(std::string_view text,
+                                                                              std::string* error) {
+  std::optional<detail::capture::ParsedSchedule> const p =
+      detail::capture::parse_schedule(text, error);
+  if (!p) return std::nullopt;
+  return CaptureSchedule{p->wait, p->warmup, p->active, p->repeat, p->skip_first, p->on_demand};
+}
+
 NSIGHTKIT_DETAIL_END_NAMESPACE

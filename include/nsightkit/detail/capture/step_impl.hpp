@@ -1,8 +1,10 @@
-// Internal: the members of CaptureWindow (capture.hpp) that every mode has and that build
-// messages, format the step's range name or destroy the window's options — constructing and
-// destroying a window, checking the schedule, reporting misuse, beginning a step. Header-only,
-// capture.hpp includes them; in the compiled mode (detail/compiled.hpp) src/nsightkit.cpp defines
-// them once, in its enabled and disabled builds alike.
+// Internal: the members of CaptureWindow and CaptureStep (capture.hpp) that every mode has and that
+// build messages, format the step's range name or touch the window's options and callbacks —
+// constructing and destroying a window, checking the schedule, reporting misuse, adding callbacks,
+// beginning and ending a step (once per step: a call costs nothing there, and a translation unit
+// with a window generates none of it). Header-only, capture.hpp includes them; in the compiled mode
+// (detail/compiled.hpp) src/nsightkit.cpp defines them once, in its enabled and disabled builds
+// alike.
 #pragma once
 
 #include <nsightkit/attributes.hpp>
@@ -19,6 +21,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 
@@ -92,6 +95,46 @@ NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::misuse(std::string const& message) {
 #else
   std::fprintf(stderr, "nsightkit: %s; this step is ignored\n", message.c_str());
 #endif
+}
+
+NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::on_start(CaptureCallback f) {
+#if NSIGHTKIT_ENABLED
+  if (f) on_start_.push_back(std::move(f));
+#else
+  (void)f;
+#endif
+}
+
+NSIGHTKIT_DETAIL_MEMBER void CaptureWindow::on_stop(CaptureCallback f) {
+#if NSIGHTKIT_ENABLED
+  if (f) on_stop_.push_back(std::move(f));
+#else
+  (void)f;
+#endif
+}
+
+NSIGHTKIT_DETAIL_MEMBER CaptureStep::CaptureStep(CaptureWindow& window) : window_{&window} {
+  window.begin_step(*this);
+  if (!open_) window_ = nullptr;  // rejected without exceptions: an inert step
+}
+
+NSIGHTKIT_DETAIL_MEMBER void CaptureStep::end() noexcept {
+  if (!open_) return;
+  open_ = false;
+  detail::Emitted range = std::exchange(range_, detail::Emitted{});
+  if (thread_ == std::this_thread::get_id()) {
+    detail::end_push<DefaultDomain>(range);
+  } else {
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true)) {
+      std::fprintf(stderr,
+                   "nsightkit: CaptureStep %lld ended on a thread other than the one that began "
+                   "it; its range is pushed on that thread and stays open there (end each step on "
+                   "the thread that began it)\n",
+                   static_cast<long long>(number_));
+    }
+  }
+  if (window_ != nullptr) window_->end_step(*this);
 }
 
 NSIGHTKIT_DETAIL_END_NAMESPACE

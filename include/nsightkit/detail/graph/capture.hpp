@@ -11,7 +11,6 @@
 #include <nsightkit/cuda_check.hpp>
 #include <nsightkit/detail/compiled.hpp>
 #include <nsightkit/detail/graph_state.hpp>
-#include <nsightkit/detail/thread.hpp>
 #include <nsightkit/graph_types.hpp>
 
 #include <cuda_runtime_api.h>

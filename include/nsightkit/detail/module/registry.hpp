@@ -130,17 +130,10 @@ class HookSet {
   }
 
   /// The current lists (null when empty).
-  [[nodiscard]] std::shared_ptr<HookList const> snapshot() const noexcept {
-    std::lock_guard<std::mutex> lock{mutex_};
-    return list_;
-  }
+  [[nodiscard]] std::shared_ptr<HookList const> snapshot() const noexcept;
 
   /// The current lists and the version they belong to.
-  std::shared_ptr<HookList const> snapshot(std::uint64_t& version) const noexcept {
-    std::lock_guard<std::mutex> lock{mutex_};
-    version = version_.load(std::memory_order_relaxed);
-    return list_;
-  }
+  std::shared_ptr<HookList const> snapshot(std::uint64_t& version) const noexcept;
 
   /// Installs `e` as a pre (post = false) or post hook. @throws std::bad_alloc
   void add(std::shared_ptr<HookEntry> e, bool post);
@@ -149,10 +142,7 @@ class HookSet {
   bool erase(HookEntry const* e) noexcept;
 
  private:
-  void publish(std::shared_ptr<HookList const> next) noexcept {
-    list_ = std::move(next);
-    version_.fetch_add(1, std::memory_order_release);
-  }
+  void publish(std::shared_ptr<HookList const> next) noexcept;
 
   // The counter first: it is what the hot path reads.
   std::atomic<int> count_{0};
@@ -293,6 +283,10 @@ NSIGHTKIT_DETAIL_ENTRY void invoke_hook(HookEntry& e, ModuleInfo const& info) no
 /// Runs the pre or post hooks of `list` for `info`.
 NSIGHTKIT_DETAIL_ENTRY void run_hooks(HookList const* list, bool post,
                                       ModuleInfo const& info) noexcept;
+
+/// current_module_path() when the innermost frame's node or its path is not known yet: resolves
+/// them in the path table (detail/module/paths.hpp). "" when out of memory.
+NSIGHTKIT_DETAIL_ENTRY std::string_view current_path_slow(Frame* f) noexcept;
 
 /// Unregisters `e` from `set`; on return, `e` runs on no other thread and is never called again.
 /// Called from inside the hook itself (or from a hook it calls), it does not wait for itself.

@@ -26,6 +26,23 @@ NSIGHTKIT_DETAIL_MEMBER HookSet::~HookSet() {
   }
 }
 
+NSIGHTKIT_DETAIL_MEMBER std::shared_ptr<HookList const> HookSet::snapshot() const noexcept {
+  std::lock_guard<std::mutex> lock{mutex_};
+  return list_;
+}
+
+NSIGHTKIT_DETAIL_MEMBER std::shared_ptr<HookList const> HookSet::snapshot(
+    std::uint64_t& version) const noexcept {
+  std::lock_guard<std::mutex> lock{mutex_};
+  version = version_.load(std::memory_order_relaxed);
+  return list_;
+}
+
+NSIGHTKIT_DETAIL_MEMBER void HookSet::publish(std::shared_ptr<HookList const> next) noexcept {
+  list_ = std::move(next);
+  version_.fetch_add(1, std::memory_order_release);
+}
+
 NSIGHTKIT_DETAIL_MEMBER void HookSet::add(std::shared_ptr<HookEntry> e, bool post) {
   std::lock_guard<std::mutex> lock{mutex_};
   auto next = list_ ? std::make_shared<HookList>(*list_) : std::make_shared<HookList>();

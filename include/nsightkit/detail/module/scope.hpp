@@ -25,9 +25,14 @@
 #include <string_view>
 #include <thread>
 
+// The path table's code (paths.hpp) and the OS thread id (thread.hpp) serve the rare paths
+// (scope_impl.hpp): in the compiled mode only src/nsightkit.cpp needs them.
 #if NSIGHTKIT_ENABLED
+#include <nsightkit/detail/module/registry.hpp>
+#if !NSIGHTKIT_DETAIL_COMPILED
 #include <nsightkit/detail/module/paths.hpp>
 #include <nsightkit/detail/thread.hpp>
+#endif
 #endif
 
 // All three are #undef'd at the end of this header (module.hpp defines its own). enter_body() is
@@ -169,19 +174,9 @@ class Scope {
   NSIGHTKIT_DETAIL_MEMBER NSIGHTKIT_DETAIL_MODULE_COLD void leave() noexcept;
 
   /// The info of a node whose path is built (`path`: enter() checked).
+  // Defined with the rare paths that call it (scope_impl.hpp).
   NSIGHTKIT_DETAIL_MODULE_HOT ModuleInfo make_info(PathNode const& node, char const* path,
-                                                   bool unwinding) const noexcept {
-    ModuleInfo info;
-    info.name = std::string_view{node.name(), node.name_size};
-    info.path = std::string_view{path, node.path_size};
-    info.depth = node.depth;
-    info.call_count = calls_;
-    info.thread = std::this_thread::get_id();
-    info.os_thread_id = os_thread_id();
-    info.module = module_;
-    info.unwinding = unwinding;
-    return info;
-  }
+                                                   bool unwinding) const noexcept;
 
   bool tracked_;  // the only member the common path writes
   // The rest is written only by enter(), when tracked_ (not even zero-initialised otherwise).

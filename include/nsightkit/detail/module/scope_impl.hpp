@@ -1,24 +1,49 @@
 // Internal: the out-of-line work of a module scope (detail/module/scope.hpp) — entering a module
-// someone observes (paths, the default range, pre hooks) and leaving it (post hooks). Included at
-// the end of scope.hpp header-only, by src/nsightkit.cpp in the compiled mode (detail/compiled.hpp).
+// someone observes (paths, the default range, pre hooks) and leaving it (post hooks) — and the
+// resolving part of current_module_path(). Included at the end of scope.hpp header-only, by
+// src/nsightkit.cpp in the compiled mode (detail/compiled.hpp), with the path table (paths.hpp).
 #pragma once
 
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/compiled.hpp>
+#include <nsightkit/detail/module/paths.hpp>
 #include <nsightkit/detail/module/scope.hpp>
+#include <nsightkit/detail/thread.hpp>
 
 #if !NSIGHTKIT_ENABLED
 #error "detail/module/scope_impl.hpp must not be included when NSIGHTKIT_DISABLE is defined"
 #endif
 
+#include <atomic>
 #include <exception>
 #include <new>
 #include <string_view>
+#include <thread>
 
 // Their declarations in the class say inline (header-only) and where they go (cold, or inlined into
 // enter()): a definition that repeated them would make GCC warn.
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::module {
+
+inline ModuleInfo Scope::make_info(PathNode const& node, char const* path,
+                                   bool unwinding) const noexcept {
+  ModuleInfo info;
+  info.name = std::string_view{node.name(), node.name_size};
+  info.path = std::string_view{path, node.path_size};
+  info.depth = node.depth;
+  info.call_count = calls_;
+  info.thread = std::this_thread::get_id();
+  info.os_thread_id = os_thread_id();
+  info.module = module_;
+  info.unwinding = unwinding;
+  return info;
+}
+
+NSIGHTKIT_DETAIL_ENTRY std::string_view current_path_slow(Frame* f) noexcept {
+  PathNode const* n = f->node != nullptr ? f->node : resolve(f);
+  char const* path = n != nullptr ? node_path(*n) : nullptr;
+  return path != nullptr ? std::string_view{path, n->path_size} : std::string_view{};
+}
 
 void Scope::enter(char const* name, HookSet* hooks, void const* module, bool ranges,
                   unsigned mode) noexcept {

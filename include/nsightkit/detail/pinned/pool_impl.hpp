@@ -6,6 +6,7 @@
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/compiled.hpp>
 #include <nsightkit/detail/pinned/cuda.hpp>
+#include <nsightkit/detail/pinned/cuda_impl.hpp>
 #include <nsightkit/detail/pinned/pool_core.hpp>
 #include <nsightkit/pinned.hpp>
 
@@ -16,6 +17,10 @@
 #include <memory_resource>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
+
+inline PinnedMemoryPool::Core& PinnedMemoryPool::core() noexcept { return *core_; }
+
+inline PinnedMemoryPool::Core const& PinnedMemoryPool::core() const noexcept { return *core_; }
 
 NSIGHTKIT_DETAIL_MEMBER PinnedMemoryPool::PinnedMemoryPool(PinnedPoolOptions const& options)
     : options_{options},
