@@ -20,9 +20,11 @@ time is user + sys of the compiler and every process it waited for (the steadier
 shared machine, and what an idle machine's wall time approaches); peak memory is the largest
 resident set among them, from wait4()'s rusage, in MB (10^6 bytes).
 
-Two floors are measured once per compiler, like the baseline: <string> with {fmt}'s light header
-(what a formatted range needs where it is written), and the standard, CUDA and {fmt} headers the
-public types need (FLOORS below): what no restructuring of nsightkit's headers can remove.
+Three floors are measured once per compiler, like the baseline (FLOORS below): <string> with
+{fmt}'s light header (what a formatted range needs where it is written); the standard, CUDA and
+{fmt} headers the public types need; and those with what a formatted range must do where it is
+written ({fmt}'s compile-time check of the format string, its argument captured): what no
+restructuring of nsightkit's headers can remove from the target translation unit.
 
 usage:
   bench/compile_cost.py [--tree LABEL=INCLUDE_DIR ...] [--config default|disabled|header-only ...]
@@ -30,15 +32,22 @@ usage:
                         [--json FILE] [--markdown FILE]
   bench/compile_cost.py --time-trace OUT_DIR [--tree LABEL=INCLUDE_DIR] [--config ...]
                         (one clang++ -ftime-trace compile of the USE translation unit)
+  bench/compile_cost.py --instructions [--jobs N] [--tree ...] [--config ...] [--compiler ...]
+                        [--header TEXT ...] [--markdown FILE] [--json FILE]
+                        (instructions instead of times: each compile once under valgrind's
+                        callgrind, every process the compiler starts counted; deterministic, so
+                        independent of the load of a shared machine, and slow: nvcc takes minutes)
 
 Several trees (e.g. the include dir of a `git worktree` at an older commit and the working tree)
 are measured in one run. Standard library only.
 """
 
 import argparse
+import concurrent.futures
 import json
 import os
 import platform
+import re
 import shlex
 import statistics
 import subprocess
@@ -53,17 +62,44 @@ BASELINE = "baseline: <nvtx3/nvtx3.hpp>"
 USE = "nsightkit.hpp: range, ModuleScope, CaptureWindow"
 # Floors, measured once per compiler like the baseline: what no header restructuring can remove.
 # A formatted range needs {fmt}'s light header and std::string where it is written; the public
-# types need std::function (callbacks), std::optional, std::vector, std::atomic, std::chrono
-# (ReportOptions), std::pmr::memory_resource (the pinned resource) and the CUDA runtime's types.
+# types need std::function (callbacks and hooks, from the light header nsightkit uses:
+# detail/function.hpp), std::optional, std::vector, std::string, std::atomic, std::chrono
+# (ReportOptions), std::thread::id (ModuleInfo), std::shared_ptr (HookHandle), std::runtime_error
+# (CudaError), std::pmr::memory_resource (the pinned resource) and the CUDA runtime's types; the
+# target translation unit also checks a format string against its argument at compile time and
+# captures the argument, which {fmt} does in the TU that writes the range (FLOOR_USE).
 FMT_LIGHT = "#if __has_include(<fmt/base.h>)\n#include <fmt/base.h>\n#else\n#include <fmt/core.h>\n#endif\n"
+FUNCTION_LIGHT = """#include <type_traits>
+#if defined(__GLIBCXX__) && __has_include(<bits/std_function.h>)
+#include <bits/functional_hash.h>
+#include <bits/refwrap.h>
+#include <bits/std_function.h>
+#else
+#include <functional>
+#endif
+"""
 FLOOR_FMT = "floor: <string> + {fmt}'s core.h"
 FLOOR_API = "floor: the headers the public types need"
+FLOOR_USE = "floor: those + a checked formatted range"
+FLOOR_API_TEXT = "".join(f"#include <{h}>\n" for h in (
+    "atomic", "chrono", "cstdint", "memory", "memory_resource", "optional", "stdexcept", "string",
+    "string_view", "thread", "vector")) + FUNCTION_LIGHT + FMT_LIGHT + \
+    "#if __has_include(<cuda_runtime_api.h>)\n#include <cuda_runtime_api.h>\n#endif\n"
 FLOORS = {
     FLOOR_FMT: "#include <string>\n" + FMT_LIGHT,
-    FLOOR_API: "".join(f"#include <{h}>\n" for h in (
-        "atomic", "chrono", "cstdint", "functional", "memory_resource", "optional", "string",
-        "string_view", "vector")) + FMT_LIGHT
-    + "#if __has_include(<cuda_runtime_api.h>)\n#include <cuda_runtime_api.h>\n#endif\n",
+    FLOOR_API: FLOOR_API_TEXT,
+    # What NSIGHTKIT_RANGE("step {}", i) must do where it is written, nothing of nsightkit's.
+    FLOOR_USE: FLOOR_API_TEXT + """void nsightkit_floor_format(fmt::string_view, fmt::format_args) noexcept;
+int nsightkit_floor_use(int i) {
+  struct S : fmt::detail::compile_string {
+    using char_type [[maybe_unused]] = char;
+    constexpr operator fmt::string_view() const { return {"step {}", 7}; }
+  };
+  fmt::format_string<int&> const f{S{}};
+  nsightkit_floor_format(f, fmt::make_format_args(i));
+  return i;
+}
+""",
 }
 
 # The configurations and the macros each defines.
@@ -155,10 +191,9 @@ def summarize(values):
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
-def measure(args, trees, configs, compilers):
-    """Every (tree, config, compiler, TU) compiled args.repeat times, interleaved; the baseline once
-    per tree and compiler (it does not depend on the configuration)."""
-    rows = {}  # (tree, config, compiler, header) -> {"wall": [...], "cpu": [...], "rss": [...], ...}
+def make_plan(args, trees, configs, compilers):
+    """(tree label, include dir, config, compiler, TU) for every compile of one round: the baseline
+    and the floors once per tree and compiler (they do not depend on the configuration)."""
     plan = []
     for label, inc in trees:
         headers = public_headers(inc) + [USE]
@@ -171,6 +206,13 @@ def measure(args, trees, configs, compilers):
             for config in configs:
                 for h in headers:
                     plan.append((label, inc, config, comp, h))
+    return plan
+
+
+def measure(args, trees, configs, compilers):
+    """Every (tree, config, compiler, TU) compiled args.repeat times, interleaved."""
+    rows = {}  # (tree, config, compiler, header) -> {"wall": [...], "cpu": [...], "rss": [...], ...}
+    plan = make_plan(args, trees, configs, compilers)
     total = len(plan) * args.repeat
     done = 0
     with tempfile.TemporaryDirectory(prefix="nsk-compile-cost-") as tmp:
@@ -312,6 +354,81 @@ def time_trace(args, include_dir, defines, out_dir):
     return 0
 
 
+def count_instructions(args, cmd):
+    """Runs cmd under callgrind; returns (exit code, millions of instructions executed by it and every
+    process it started, the first error line)."""
+    vg = [args.valgrind, "--tool=callgrind", "--trace-children=yes", "--cache-sim=no",
+          "--callgrind-out-file=/dev/null"]
+    proc = subprocess.run(vg + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          errors="replace", check=False)
+    total = sum(int(m.group(1)) for m in re.finditer(r"^==\d+== Collected : (\d+)$", proc.stderr, re.M))
+    first = next((l for l in proc.stderr.splitlines() if "error" in l and not l.startswith("==")), "")
+    return proc.returncode, total / 1e6, first
+
+
+def measure_instructions(args, trees, configs, compilers):
+    """Every (tree, config, compiler, TU) compiled once under callgrind (args.jobs at a time)."""
+    plan = make_plan(args, trees, configs, compilers)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="nsk-compile-instr-") as tmp:
+        tmp = Path(tmp)
+
+        def one(i, item):
+            label, inc, config, comp, h = item
+            src = tmp / f"tu{i}.{'cu' if comp == 'nvcc' else 'cpp'}"
+            src.write_text(tu_source(h))
+            cmd = compiler_command(comp, args, inc, src, tmp / f"tu{i}.o", CONFIGS.get(config, ()))
+            rc, minstr, first = count_instructions(args, cmd)
+            entry = {"tree": label, "config": config, "compiler": comp, "header": h,
+                     "command": " ".join(shlex.quote(c) for c in cmd), "error": None}
+            if rc != 0:
+                entry["error"] = f"exit {rc}: {first}"
+                print(f"  {label} {config} {comp} {h}: FAILED {entry['error']}", file=sys.stderr)
+            else:
+                entry["minstr"] = minstr
+            if args.verbose:
+                print(f"  {label} {config:>11} {comp:>5} {h:<50} {minstr:9.0f} M", file=sys.stderr)
+            return entry
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            results = list(pool.map(lambda a: one(*a), enumerate(plan)))
+    base = {(r["tree"], r["compiler"]): r for r in results if r["header"] == BASELINE}
+    for r in results:
+        b = base.get((r["tree"], r["compiler"]))
+        if b and "minstr" in r and "minstr" in b and r["header"] != BASELINE:
+            r["x_baseline"] = r["minstr"] / max(b["minstr"], 1e-9)
+    return results
+
+
+def instructions_table(results, trees):
+    names = {"gxx": "g++", "clang": "clang++", "nvcc": "nvcc"}
+    with_tree = len(trees) > 1
+    lines = ["| " + ("tree | " if with_tree else "") + "config | compiler | TU includes | "
+             "million instructions | × baseline | target (CPU ratio, judged on instructions) |",
+             "|" + "---|" * (6 + with_tree)]
+    order = {c: i for i, c in enumerate(["-", *CONFIGS])}
+    comp_order = {"gxx": 0, "clang": 1, "nvcc": 2}
+    floors = list(FLOORS)
+    key = lambda r: (r["tree"], comp_order.get(r["compiler"], 9), order.get(r["config"], 9),
+                     r["header"] != BASELINE, floors.index(r["header"]) if r["header"] in FLOORS else 9,
+                     r["header"] != USE, r["header"])
+    for r in sorted(results, key=key):
+        plain = r["header"] in (BASELINE, USE) or r["header"] in FLOORS
+        name = r["header"] if plain else f"<nsightkit/{r['header']}>"
+        cells = ([r["tree"]] if with_tree else []) + [r["config"], names[r["compiler"]], name]
+        if "minstr" not in r:
+            cells += [f"failed: {r['error']}", "", ""]
+        else:
+            x = r.get("x_baseline")
+            note = ""
+            t = TARGETS.get(r["config"])
+            if r["header"] == USE and t and x is not None:
+                note = f"{'met' if x <= t[0] else 'MISSED'} ≤ {t[0]:g}×"
+            cells += [f"{r['minstr']:.0f}", f"{x:.2f}" if x is not None else "", note]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def parse_tree(text):
     if "=" not in text:
         sys.exit(f"compile_cost: --tree wants LABEL=INCLUDE_DIR, got {text!r}")
@@ -342,10 +459,17 @@ def main():
     ap.add_argument("--markdown", metavar="FILE", help="write the table as Markdown")
     ap.add_argument("--time-trace", metavar="OUT_DIR",
                     help="instead: one clang++ -ftime-trace compile of the USE TU (first --config)")
+    ap.add_argument("--instructions", action="store_true",
+                    help="instead: count instructions under valgrind's callgrind (each compile once)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="--instructions: compiles counted at a time (default 1)")
+    ap.add_argument("--valgrind", default="valgrind")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every compile")
     args = ap.parse_args()
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
+    if args.jobs < 1:
+        ap.error("--jobs must be at least 1")
     if not Path(args.cuda_include, "nvtx3", "nvtx3.hpp").is_file():
         ap.error(f"--cuda-include {args.cuda_include} holds no nvtx3/nvtx3.hpp")
     trees = [parse_tree(t) for t in args.tree] or [("working tree", (REPO / "include").resolve())]
@@ -366,13 +490,18 @@ def main():
         "trees": {label: str(path) for label, path in trees},
         "command_line": " ".join(shlex.quote(a) for a in sys.argv),
     }
-    results = measure(args, trees, configs, compilers)
+    if args.instructions:
+        info["valgrind"] = tool_version([args.valgrind])
+        results = measure_instructions(args, trees, configs, compilers)
+        table = instructions_table(results, trees)
+    else:
+        results = measure(args, trees, configs, compilers)
+        table = markdown_table(results, trees)
     info["load_average_at_end"] = os.getloadavg()
-    table = markdown_table(results, trees)
     print(f"# compile cost ({info['date_utc']}, {info['cpus']} CPUs, load "
           f"{info['load_average_at_start'][0]:.1f} -> {info['load_average_at_end'][0]:.1f})")
-    print(f"# g++: {info['g++']}; clang++: {info['clang++']}; nvcc: {info['nvcc']}; "
-          f"{args.repeat} repetitions")
+    print(f"# g++: {info['g++']}; clang++: {info['clang++']}; nvcc: {info['nvcc']}; " +
+          ("instructions (callgrind)" if args.instructions else f"{args.repeat} repetitions"))
     print(table)
     if args.json:
         Path(args.json).write_text(json.dumps({"info": info, "results": results}, indent=2) + "\n")

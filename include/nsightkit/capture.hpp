@@ -36,6 +36,7 @@
 #include <nsightkit/detail/capture/entry.hpp>
 #include <nsightkit/detail/capture_state.hpp>
 #include <nsightkit/detail/compiled.hpp>
+#include <nsightkit/detail/function.hpp>
 #include <nsightkit/range.hpp>
 // cuda_profiler_backend()'s definition: in src/nsightkit.cpp when compiled and enabled.
 #if !NSIGHTKIT_DETAIL_COMPILED || !NSIGHTKIT_ENABLED
@@ -47,7 +48,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <functional>
 #include <limits>
 #include <optional>
 #include <stdexcept>

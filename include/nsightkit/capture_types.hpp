@@ -44,9 +44,9 @@
 
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/compiled.hpp>
+#include <nsightkit/detail/function.hpp>
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -20,9 +20,9 @@
 
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/compiled.hpp>
+#include <nsightkit/detail/function.hpp>
 #include <nsightkit/module.hpp>
 
-#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -272,7 +272,7 @@ class Hooked {
 template <class F>
 class InstrumentedCall {
  public:
-  /// Calls the function (std::invoke) inside a module scope named by this call site.
+  /// Calls the function (as std::invoke does) inside a module scope named by this call site.
   /// @param args forwarded to the function. @return what the function returns.
   /// @throws whatever the function throws.
   template <class... Args>
@@ -280,7 +280,7 @@ class InstrumentedCall {
 #if NSIGHTKIT_ENABLED
     ModuleScope const scope{detail::ModuleCall{}, name_, nullptr, fn_};
 #endif
-    return std::invoke(*fn_, std::forward<Args>(args)...);
+    return detail::invoke(*fn_, std::forward<Args>(args)...);
   }
 
   /// The call site's name. @return the module name the call runs under.
@@ -319,7 +319,7 @@ class Instrumented {
       : fn_(std::move(fn)),
         name_{detail::checked_module_name(std::move(name), "nsightkit::instrument")} {}
 
-  /// Calls the function (std::invoke) inside the scope.
+  /// Calls the function (as std::invoke does) inside the scope.
   /// @param args forwarded to the function. @return what the function returns.
   /// @throws whatever the function throws.
   template <class... Args>
@@ -327,7 +327,7 @@ class Instrumented {
 #if NSIGHTKIT_ENABLED
     ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), nullptr, &fn_};
 #endif
-    return std::invoke(fn_, std::forward<Args>(args)...);
+    return detail::invoke(fn_, std::forward<Args>(args)...);
   }
 
   /// Calls a const function object inside the scope.
@@ -338,7 +338,7 @@ class Instrumented {
 #if NSIGHTKIT_ENABLED
     ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), nullptr, &fn_};
 #endif
-    return std::invoke(fn_, std::forward<Args>(args)...);
+    return detail::invoke(fn_, std::forward<Args>(args)...);
   }
 
   /**
@@ -397,7 +397,7 @@ class Instrumented {
  * @brief Wraps any callable so each call runs inside a module scope named `name` — the C++
  *        form of "monkey patching" a data loader's fetch.
  *
- * @param fn a function object, function pointer or member pointer (called with std::invoke).
+ * @param fn a function object, function pointer or member pointer (called as std::invoke calls it).
  * @param name the module name (non-empty, no '/').
  * @return an Instrumented<F> holding a copy (or the moved) `fn`.
  * @throws std::invalid_argument when `name` is empty or contains '/'.

@@ -65,6 +65,7 @@
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/compiled.hpp>
+#include <nsightkit/detail/function.hpp>
 #include <nsightkit/detail/module/scope.hpp>
 #include <nsightkit/module_types.hpp>
 #include <nsightkit/range.hpp>
@@ -73,7 +74,6 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
-#include <functional>
 #include <memory>
 #include <new>
 #include <stdexcept>

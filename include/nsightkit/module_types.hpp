@@ -9,9 +9,9 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/function.hpp>
 
 #include <cstdint>
-#include <functional>
 #include <string_view>
 #include <thread>
 

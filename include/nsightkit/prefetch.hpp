@@ -59,6 +59,7 @@
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/cuda_check.hpp>
+#include <nsightkit/detail/function.hpp>
 #include <nsightkit/detail/pinned/size_class.hpp>
 #include <nsightkit/detail/pinned/status.hpp>
 #include <nsightkit/detail/prefetch/core.hpp>
@@ -74,7 +75,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>

@@ -25,11 +25,12 @@
 #error "nsightkit/stream.hpp needs the CUDA runtime headers (cuda_runtime_api.h)"
 #endif
 
+#include <nsightkit/detail/function.hpp>
+
 #include <driver_types.h>
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <type_traits>
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <new>
@@ -803,6 +804,38 @@ TEST_CASE("Hooked builds modules with parentheses or braces and non-movable modu
   CHECK(vec->size() == 3u);
   Hooked<Conv> agg{"agg", 6};  // braces: aggregate
   CHECK(agg->scale == 6);
+}
+
+TEST_CASE("instrument calls as std::invoke does: member pointers on objects, pointers, wrappers") {
+  struct Loader {
+    long base;
+    long next(long i) const { return base + i; }
+    long& grow(long by) { return base += by; }
+  };
+  Loader loader{100};
+  Loader const& cref = loader;
+  auto next = nsk::instrument(&Loader::next, "next");
+  CHECK(next(loader, 1) == std::invoke(&Loader::next, loader, 1));
+  CHECK(next(&loader, 2) == 102);
+  CHECK(next(cref, 3) == 103);
+  CHECK(next(std::cref(loader), 4) == 104);
+  auto owned = std::make_unique<Loader>(Loader{7});
+  CHECK(next(owned, 1) == 8);
+  CHECK(next(Loader{50}, 5) == 55);
+
+  auto grow = nsk::instrument(&Loader::grow, "grow");
+  long& grown = grow(std::ref(loader), 10);  // a reference comes back, as std::invoke gives it
+  CHECK(&grown == &loader.base);
+  CHECK(loader.base == 110);
+
+  auto base = nsk::instrument(&Loader::base, "base");
+  static_assert(std::is_same_v<decltype(base(loader)), long&>);
+  static_assert(std::is_same_v<decltype(base(Loader{1})), long&&>);
+  static_assert(std::is_same_v<decltype(base(&cref)), long const&>);
+  base(loader) = 5;
+  CHECK(loader.base == 5);
+  CHECK(base(std::cref(loader)) == 5);
+  CHECK(base(owned) == 7);
 }
 
 TEST_CASE("instrument keeps results and exceptions, and runs inside a module range") {

@@ -4,7 +4,6 @@
 #include <nsightkit/config.hpp>
 
 #include <cstdint>
-#include <functional>
 #include <thread>
 
 #if defined(_WIN32)

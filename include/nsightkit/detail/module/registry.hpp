@@ -25,6 +25,7 @@
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/compiled.hpp>
+#include <nsightkit/detail/function.hpp>
 
 #if !NSIGHTKIT_ENABLED
 #error "nsightkit/detail/module/registry.hpp must not be included when NSIGHTKIT_DISABLE is defined"
@@ -39,7 +40,6 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <new>

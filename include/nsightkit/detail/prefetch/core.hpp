@@ -36,12 +36,12 @@
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/counter.hpp>
 #include <nsightkit/detail/emit.hpp>
+#include <nsightkit/detail/function.hpp>
 #include <nsightkit/prefetch_types.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <exception>
-#include <functional>
 #include <iterator>
 #include <memory>
 #include <optional>
