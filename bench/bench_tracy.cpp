@@ -13,11 +13,17 @@
 //   CASE <tab> THREADS <tab> ns per range (CPU, best round) <tab> ns per range (wall, best round)
 //   <tab> ns per range (CPU, median round)
 // Depth 3 nests three ranges per iteration and divides by the ranges recorded (3 per iteration).
+//
+// Where a recorded range's time goes (bench_tracy_nsightkit only): the *_direct cases enable the
+// report from the program after NVTX initialised without a tool, so a ScopedRange reaches the
+// report only directly (no NVTX call, no NVTX tool); *_noclock cases also give the report a clock
+// that reads nothing (ReportOptions::clock). NSK_BENCH_TABLE names the file their table goes to.
 #if defined(NSK_BENCH_TRACY)
 #include <tracy/Tracy.hpp>
 #else
 #include <nsightkit/module.hpp>
 #include <nsightkit/range.hpp>
+#include <nsightkit/report.hpp>
 
 #include <nvtx3/nvtx3.hpp>
 #endif
@@ -88,6 +94,7 @@ struct Case {
   char const* name;
   unsigned depth;
   Body body;
+  int report = 0;  // 1: enabled by the program, NVTX without a tool; 2: and a clock reading nothing
 };
 
 #if defined(NSK_BENCH_HAVE_RDTSC)
@@ -168,10 +175,18 @@ constexpr Case kCases[] = {
     {"tracy_zone_d1", 1, tracy_d1},
     {"tracy_zone_d3", 3, tracy_d3},
 #else
-    {"scoped_range_d1", 1, range_d1},   {"scoped_range_d3", 3, range_d3},
-    {"module_scope_d1", 1, module_d1},  {"module_scope_d3", 3, module_d3},
-    {"nvtx_push_pop_d1", 1, nvtx_c_d1}, {"nvtx_push_pop_d3", 3, nvtx_c_d3},
-    {"nvtx3_scoped_d1", 1, nvtx3_d1},   {"nvtx3_scoped_d3", 3, nvtx3_d3},
+    {"scoped_range_d1", 1, range_d1},
+    {"scoped_range_d3", 3, range_d3},
+    {"module_scope_d1", 1, module_d1},
+    {"module_scope_d3", 3, module_d3},
+    {"nvtx_push_pop_d1", 1, nvtx_c_d1},
+    {"nvtx_push_pop_d3", 3, nvtx_c_d3},
+    {"nvtx3_scoped_d1", 1, nvtx3_d1},
+    {"nvtx3_scoped_d3", 3, nvtx3_d3},
+    {"scoped_range_direct_d1", 1, range_d1, 1},
+    {"scoped_range_direct_d3", 3, range_d3, 1},
+    {"scoped_range_noclock_d1", 1, range_d1, 2},
+    {"scoped_range_noclock_d3", 3, range_d3, 2},
 #endif
 };
 
@@ -205,6 +220,20 @@ int usage(char const* argv0) {
   return 2;
 }
 
+#if !defined(NSK_BENCH_TRACY)
+std::int64_t no_clock() noexcept { return 0; }
+
+void enable_report_directly(bool clock) {
+  nvtxMarkA("nsightkit bench: NVTX initialised without a tool");
+  nsightkit::ReportOptions o;
+  char const* table = std::getenv("NSK_BENCH_TABLE");
+  o.table = table != nullptr ? table : "";
+  o.gpu = false;
+  if (!clock) o.clock = &no_clock;
+  if (!nsightkit::Report::enable(o)) std::fprintf(stderr, "nsightkit bench: the report is off\n");
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -220,6 +249,9 @@ int main(int argc, char** argv) {
   if (threads == 0 || rounds == 0 || ranges == 0) return usage(argv[0]);
 
   Case const& c = kCases[which];
+#if !defined(NSK_BENCH_TRACY)
+  if (c.report != 0) enable_report_directly(c.report == 1);
+#endif
   Loop const loop = loop_at(which, std::make_index_sequence<sizeof(kCases) / sizeof(kCases[0])>{});
   std::uint64_t const iterations = (ranges + c.depth - 1) / c.depth;
   double const recorded = static_cast<double>(iterations * c.depth);

@@ -10,7 +10,9 @@
 # Every thread's time is its own CPU time, so threads sharing one core are not charged for each
 # other. nsightkit's report runs CPU only (NSIGHTKIT_REPORT=table=FILE,gpu=off), set at start-up so
 # that it is also the NVTX tool of the program (raw NVTX and nvtx3 ranges reach it); each table's
-# range count is checked against the ranges recorded. Prints a markdown table; rows in results.tsv.
+# range count is checked against the ranges recorded. Two more rows per depth say where a
+# ScopedRange's time goes (the report reached directly, without the NVTX call its own tool ignores;
+# and also without clock reads). Prints a markdown table; rows in results.tsv.
 set -euo pipefail
 build=$1 out=$2
 mkdir -p "$out"
@@ -26,7 +28,8 @@ tsv=$out/results.tsv
   echo "1 thread on CPU $CORE, 8 threads on CPUs $CPUS8; $ROUNDS rounds of $RANGES ranges per thread"
 } | tee "$out/host.txt"
 
-# run LABEL THREADS REPORT(on|off) PROGRAM CASE
+# run LABEL THREADS REPORT PROGRAM CASE; REPORT: on (NSIGHTKIT_REPORT at start-up), off, or api
+# (the program enables the report itself after NVTX started without a tool: bench_tracy.cpp)
 run() {
   local label=$1 threads=$2 report=$3 prog=$4 case=$5 cpus line table="" rss
   if [ "$threads" = 1 ]; then cpus=$CORE; else cpus=$CPUS8; fi
@@ -35,6 +38,10 @@ run() {
     table=$out/$case-$threads.table.txt
     rm -f "$table"
     envs+=("NSIGHTKIT_REPORT=table=$table,gpu=off")
+  elif [ "$report" = api ]; then
+    table=$out/$case-$threads.table.txt
+    rm -f "$table"
+    envs+=("NSK_BENCH_TABLE=$table")
   fi
   line=$("${envs[@]}" /usr/bin/time -f '%M' -o "$out/rss.txt" taskset -c "$cpus" \
          "$prog" "$case" "$threads" "$ROUNDS" "$RANGES" 2>"$out/$case-$threads.stderr")
@@ -65,6 +72,12 @@ for t in 1 8; do
   run "ModuleScope, report off" $t off "$nsk" module_scope_d1
   run "nvtxRangePushA/Pop, no tool" $t off "$nsk" nvtx_push_pop_d1
   run "nvtx3::scoped_range, no tool" $t off "$nsk" nvtx3_scoped_d1
+  # Where a ScopedRange's time goes: without the NVTX call the report's own tool ignores, and
+  # also without the clock reads (a clock that reads nothing).
+  for d in 1 3; do
+    run "ScopedRange, report only direct (no NVTX call)" $t api "$nsk" scoped_range_direct_d$d
+    run "ScopedRange, direct, clock reading nothing" $t api "$nsk" scoped_range_noclock_d$d
+  done
 done
 
 python3 - "$tsv" <<'PY'
@@ -91,7 +104,7 @@ for label, case in order:
     ratios = []
     for t in (1, 8):
         base = tracy[depth].get(t)
-        on = "report on" in label or "NVTX tool" in label
+        on = not case.startswith(("rdtsc", "steady", "tracy")) and "off" not in label and "no tool" not in label
         ratios.append("%.2fx" % (r[t][0] / base[0]) if on and base and t in r else "")
     checks = "/".join(sorted({r[t][2] for t in r} - {"-"})) or ""
     rss = " / ".join("%.0f" % (r[t][3] / 1024) for t in (1, 8) if t in r)
