@@ -107,6 +107,10 @@ def main():
     ap.add_argument("--torch-profiler", action="store_true")
     ap.add_argument("--deterministic", action="store_true")
     ap.add_argument("--python-profile", metavar="FILE")
+    ap.add_argument("--node-prehooks", action="store_true",
+                    help="before each backward, a no-op pre-hook on every autograd node of the step: "
+                         "what torch's hook API alone costs per node, the least any per-module "
+                         "backward range built on it can cost")
     a = ap.parse_args()
 
     torch.manual_seed(0)
@@ -131,6 +135,8 @@ def main():
         with named("train_step"):
             opt.zero_grad(set_to_none=True)
             loss = loss_fn(model(x), y)
+            if a.node_prehooks:
+                _hook_every_node(loss.grad_fn)
             with named("backward"):
                 loss.backward()
             with named("optimizer"):
@@ -171,6 +177,23 @@ def main():
     print(json.dumps({"batch": a.batch, "annotate": a.annotate,
                       "torch_profiler": a.torch_profiler, "steps": a.steps,
                       "step_ms": 1e3 * elapsed / a.steps, "loss": float(loss)}), flush=True)
+
+
+def _noop_prehook(_grad_outputs):
+    return None
+
+
+def _hook_every_node(root):
+    # Every node once (AccumulateGrad nodes outlive the step: hooked each step, hooks would pile up).
+    seen, todo = set(), [root]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen or type(node).__name__ == "AccumulateGrad":
+            continue
+        seen.add(node)
+        node.register_prehook(_noop_prehook)
+        for edge in node.next_functions:
+            todo.append(edge[0])
 
 
 class _null:

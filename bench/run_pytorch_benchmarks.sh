@@ -9,7 +9,9 @@
 # libnsightkit_cupti_floor.so of bench/, for the floor mode).
 # Modes: bare (no annotation, no tool), hooks (NVTX ranges from module hooks, no tool: what the
 # annotation itself costs), floor (hooks, with CUPTI collecting the activity kinds the report
-# collects and nothing else: bench/cupti_floor.cpp; CUPTI's own cost), nsightkit (hooks under
+# collects and nothing else: bench/cupti_floor.cpp; CUPTI's own cost), floor_node_hooks (floor,
+# plus a no-op pre-hook on every autograd node of each step: what torch's hook API alone costs
+# the backward ranges), nsightkit (hooks under
 # nsightkit profile, CUPTI on), instrument (nsightkit.instrument(model): forward and backward
 # ranges per module, under nsightkit profile, CUPTI on; PYTHONPATH must reach the package and
 # PyPI's nvtx), instrument_forward (the same with forward ranges only), emit (PyTorch's
@@ -50,6 +52,8 @@ for round in $(seq "$rounds"); do
         hooks) cmd=("$python" "$script" "${args[@]}" --annotate hooks) ;;
         floor) cmd=(env "CUDA_INJECTION64_PATH=${FLOOR_LIB:?FLOOR_LIB names libnsightkit_cupti_floor.so}"
                     "$python" "$script" "${args[@]}" --annotate hooks) ;;
+        floor_node_hooks) cmd=(env "CUDA_INJECTION64_PATH=${FLOOR_LIB:?FLOOR_LIB names libnsightkit_cupti_floor.so}"
+                    "$python" "$script" "${args[@]}" --annotate hooks --node-prehooks) ;;
         nsightkit) cmd=("$command" profile --report "$report" -- "$python" "$script" "${args[@]}" --annotate hooks) ;;
         instrument) cmd=("$command" profile --report "$report" -- "$python" "$script" "${args[@]}" --annotate nsightkit) ;;
         instrument_forward) cmd=("$command" profile --report "$report" -- "$python" "$script" "${args[@]}" --annotate nsightkit_forward) ;;
