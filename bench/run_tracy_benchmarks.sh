@@ -43,7 +43,10 @@ run() {
     rm -f "$table"
     envs+=("NSK_BENCH_TABLE=$table")
   fi
-  line=$("${envs[@]}" /usr/bin/time -f '%M' -o "$out/rss.txt" taskset -c "$cpus" \
+  local timed=()
+  [ -x /usr/bin/time ] && timed=(/usr/bin/time -f '%M' -o "$out/rss.txt")
+  echo - >"$out/rss.txt"
+  line=$("${envs[@]}" ${timed[@]+"${timed[@]}"} taskset -c "$cpus" \
          "$prog" "$case" "$threads" "$ROUNDS" "$RANGES" 2>"$out/$case-$threads.stderr")
   rss=$(tail -n1 "$out/rss.txt")
   local check=-
@@ -90,7 +93,7 @@ for line in open(sys.argv[1]):
     if key not in rows:
         rows[key] = {}
         order.append(key)
-    rows[key][int(threads)] = (float(cpu), float(median), check, int(rss))
+    rows[key][int(threads)] = (float(cpu), float(median), check, int(rss) if rss.isdigit() else None)
 tracy = {d: rows.get(("Tracy ZoneScopedN, no server" if d == 1 else "Tracy, 3 nested zones, per zone",
                       "tracy_zone_d%d" % d), {}) for d in (1, 3)}
 print("| | depth | 1 thread: ns per range | 8 threads: ns per range per thread | ratio to Tracy, 1 thread | ratio to Tracy, 8 threads | counts | max RSS (MiB, 1 / 8 threads) |")
@@ -107,6 +110,6 @@ for label, case in order:
         on = not case.startswith(("rdtsc", "steady", "tracy")) and "off" not in label and "no tool" not in label
         ratios.append("%.2fx" % (r[t][0] / base[0]) if on and base and t in r else "")
     checks = "/".join(sorted({r[t][2] for t in r} - {"-"})) or ""
-    rss = " / ".join("%.0f" % (r[t][3] / 1024) for t in (1, 8) if t in r)
+    rss = " / ".join("-" if r[t][3] is None else "%.0f" % (r[t][3] / 1024) for t in (1, 8) if t in r)
     print("| %s | %d | %s | %s | %s | %s | %s | %s |" % (label, depth, cells[0], cells[1], ratios[0], ratios[1], checks, rss))
 PY
