@@ -16,11 +16,21 @@
 #      order (scripts/check-cpu-only.sh): one build is the sanitizer suite, the CPU-only check and
 #      the whole suite header-only.
 # Tests labelled "gpu" report themselves skipped where no CUDA device exists.
-# Usage: scripts/run-tests.sh [--no-install]
+# --quick: only suite 1's unit tests (the Catch2 executables, label "unit"), built in its tree
+# (build/ci/gcc, incrementally), for a change to be checked in minutes; CI runs everything.
+# Usage: scripts/run-tests.sh [--quick] [--no-install]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-if [ "${1:-}" != "--no-install" ]; then "$root/scripts/install-deps.sh"; fi
+quick=0 install=1
+for arg in "$@"; do
+  case $arg in
+    --quick) quick=1 ;;
+    --no-install) install=0 ;;
+    *) echo "usage: scripts/run-tests.sh [--quick] [--no-install]" >&2; exit 2 ;;
+  esac
+done
+if [ $install = 1 ]; then "$root/scripts/install-deps.sh"; fi
 if [ -d /usr/local/cuda/bin ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
 jobs=$(nproc 2>/dev/null || echo 2)
 out="$root/build/ci"
@@ -51,8 +61,22 @@ mkdir -p "$out"
 # -O2 without debug information: -g costs g++ about half as much again per test file, and
 # nothing here reads it.
 release_o2=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" "-DCMAKE_CUDA_FLAGS_RELEASE=-O2 -DNDEBUG")
-# A Python with PyPI's nvtx package: `nsightkit profile` runs a Python script annotated with it.
 nvtx_venv="$out/venv-nvtx"
+hta_venv="$out/venv-hta"
+# The quick run configures the gcc tree exactly as the full run does, so each keeps the other's
+# build; it runs no Python test, so it makes no virtual environment.
+gcc_args=("${release_o2[@]}" -DCMAKE_CXX_COMPILER=g++
+  "-DNSIGHTKIT_TEST_PYTHON_NVTX=$nvtx_venv/bin/python" "-DNSIGHTKIT_TEST_PYTHON_HTA=$hta_venv/bin/python")
+if [ $quick = 1 ]; then
+  build_target=nsightkit_unit_tests run_suite gcc "-L unit --no-tests=error" "${gcc_args[@]}"
+  if [ ${#failed[@]} -ne 0 ]; then
+    echo "FAILED: ${failed[*]}"
+    exit 1
+  fi
+  echo "unit tests passed (gcc); the full run (scripts/run-tests.sh) runs every suite"
+  exit 0
+fi
+# A Python with PyPI's nvtx package: `nsightkit profile` runs a Python script annotated with it.
 if [ ! -x "$nvtx_venv/bin/python" ] || ! "$nvtx_venv/bin/python" -c "import nvtx" 2>/dev/null; then
   python3 -m venv "$nvtx_venv" && "$nvtx_venv/bin/pip" install -q nvtx \
     || echo "could not install PyPI's nvtx package: the Python profile test will be skipped"
@@ -60,7 +84,6 @@ fi
 # A Python with PyPI's HolisticTraceAnalysis: HTA loads a Kineto-schema trace (report_kineto_hta).
 # Made once and kept; HTA's runtime needs only these (it also declares JupyterLab and pytest, for
 # its notebooks and its own tests: 500 MB installed instead of 290).
-hta_venv="$out/venv-hta"
 if [ ! -x "$hta_venv/bin/python" ] ||
   ! "$hta_venv/bin/python" -c "from hta.trace_analysis import TraceAnalysis" 2>/dev/null; then
   python3 -m venv "$hta_venv" &&
@@ -68,8 +91,7 @@ if [ ! -x "$hta_venv/bin/python" ] ||
     "$hta_venv/bin/pip" install -q --no-deps HolisticTraceAnalysis ||
     echo "could not install HTA from PyPI: the Kineto-schema trace test will be skipped"
 fi
-run_suite gcc "--no-tests=error" "${release_o2[@]}" -DCMAKE_CXX_COMPILER=g++ \
-  "-DNSIGHTKIT_TEST_PYTHON_NVTX=$nvtx_venv/bin/python" "-DNSIGHTKIT_TEST_PYTHON_HTA=$hta_venv/bin/python"
+run_suite gcc "--no-tests=error" "${gcc_args[@]}"
 # The packaging test (consumers) builds its programs with the plain compiler, the same as in the gcc
 # suite, and benchmarks have nothing to measure when disabled: both are left out here.
 run_suite disabled "-LE gpu|packaging" "${release_o2[@]}" -DCMAKE_CXX_COMPILER=g++ -DNSIGHTKIT_CUDA=OFF \
