@@ -80,6 +80,40 @@ TEST_CASE("a buffer reused with new text is never misnamed") {
                   "pop nsightkit", "push nsightkit buffer-2", "pop nsightkit"}));
 }
 
+TEST_CASE("nested and repeated static names keep their own handles, each registered once") {
+  // More names than one set of the per-thread handle cache holds, nested and repeated, with a
+  // buffer reused between them: every push names its own text, and each name is registered once.
+  static char const* const names[] = {"outer", "middle", "inner", "a", "bb", "ccc", "dddd"};
+  Recorder rec;
+  char buf[32];
+  Lines want;
+  for (int round = 0; round < 4; ++round) {
+    {
+      ScopedRange o{names[0]};
+      ScopedRange m{names[1]};
+      ScopedRange i{names[2]};
+      want.insert(want.end(),
+                  {"push nsightkit outer", "push nsightkit middle", "push nsightkit inner"});
+      for (std::size_t k = 3; k < sizeof names / sizeof names[0]; ++k) {
+        { ScopedRange r{names[k]}; }
+        std::snprintf(buf, sizeof buf, "buf-%d-%zu", round, k);
+        { ScopedRange r{static_cast<char const*>(buf)}; }
+        want.insert(want.end(), {std::string{"push nsightkit "} + names[k], "pop nsightkit",
+                                 std::string{"push nsightkit "} + buf, "pop nsightkit"});
+      }
+    }
+    want.insert(want.end(), {"pop nsightkit", "pop nsightkit", "pop nsightkit"});
+  }
+  REQUIRE(rec.lines() == expect(want));
+  for (char const* n : names) {
+    std::size_t registrations = 0;
+    for (auto const& e : rec.events()) {
+      if (e.kind == EventKind::register_string && e.message == n) ++registrations;
+    }
+    CHECK(registrations == (nsightkit::enabled ? 1u : 0u));
+  }
+}
+
 TEST_CASE("formatted names are formatted and passed as plain messages") {
   Recorder rec;
   {

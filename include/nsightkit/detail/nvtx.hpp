@@ -29,6 +29,7 @@
 #include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #if !defined(_WIN32)
 #include <pthread.h>
@@ -213,7 +214,10 @@ inline bool nvtx_listening() noexcept {
 
 /// Registered handle for `text` in domain `d` through a small per-thread cache. The cache is
 /// keyed by domain and address but checks the content on every hit, so a reused buffer with new
-/// text is never misnamed.
+/// text is never misnamed. Two entries per set, the set chosen by a multiplicative hash of both
+/// addresses: string literals sit a few bytes apart, and ranges nested inside each other whose
+/// names shared one direct-mapped slot evicted each other on every call (the registry's mutex and
+/// a string copy per range).
 inline nvtxStringHandle_t registered_string(NvtxDomain& d, char const* text) noexcept {
   struct Entry {
     NvtxDomain const* domain{nullptr};
@@ -221,18 +225,22 @@ inline nvtxStringHandle_t registered_string(NvtxDomain& d, char const* text) noe
     std::string content;
     nvtxStringHandle_t handle{nullptr};
   };
-  static constexpr std::size_t slots = 64;
-  thread_local std::array<Entry, slots> cache{};
-  auto const slot = ((reinterpret_cast<std::uintptr_t>(text) >> 3u) ^
-                     (reinterpret_cast<std::uintptr_t>(&d) >> 6u)) %
-                    slots;
-  Entry& e = cache[slot];
-  if (e.key == text && e.domain == &d && e.handle != nullptr &&
-      std::strcmp(e.content.c_str(), text) == 0) {
-    return e.handle;
+  static constexpr unsigned set_bits = 5;  // 32 sets of 2: 64 entries
+  thread_local std::array<std::array<Entry, 2>, std::size_t{1} << set_bits> cache{};
+  std::uint64_t const mixed = (std::uint64_t{reinterpret_cast<std::uintptr_t>(text)} ^
+                               (std::uint64_t{reinterpret_cast<std::uintptr_t>(&d)} << 17u)) *
+                              0x9E3779B97F4A7C15ull;
+  std::array<Entry, 2>& set = cache[static_cast<std::size_t>(mixed >> (64u - set_bits))];
+  for (Entry const& e : set) {
+    if (e.key == text && e.domain == &d && e.handle != nullptr &&
+        std::strcmp(e.content.c_str(), text) == 0) {
+      return e.handle;
+    }
   }
   nvtxStringHandle_t h = d.strings.get(text);
   if (h != nullptr) {
+    std::swap(set[0], set[1]);  // the older entry of the set goes; the newest is looked at first
+    Entry& e = set[0];
     NSIGHTKIT_DETAIL_TRY {
       e.content.assign(text);
       e.key = text;
