@@ -5,6 +5,7 @@
 // advice=all; thresholds and modes change what is shown; without CUPTI the GPU rules say what was
 // missing instead of guessing.
 #include <nsightkit/capture.hpp>
+#include <nsightkit/detail/process.hpp>
 #include <nsightkit/range.hpp>
 #include <nsightkit/report.hpp>
 
@@ -93,12 +94,48 @@ TEST_CASE("a clean program: busy GPU, pinned copies beside kernels, one stream e
   INFO(Report::format_table(s));
   REQUIRE(s.find("forward")->work.kernels == steps);
   REQUIRE(s.advice.empty());
-  // Every rule was evaluated: only the one that needs several ranks' reports is listed missing.
-  REQUIRE(s.advice_missing.size() == 1);
-  REQUIRE(s.advice_missing[0].find("NCCL") != std::string::npos);
+  // Every rule was evaluated, and one process without NCCL has no rank to wait for: nothing is
+  // listed missing.
+  REQUIRE(s.advice_missing.empty());
   REQUIRE(s.gpu.devices.size() == 1);
   REQUIRE(s.gpu.devices[0].copy_overlap_ns == s.gpu.devices[0].copy_busy_ns);
   REQUIRE(Report::format_table(s).find("\nadvice (") == std::string::npos);
+  REQUIRE(Report::format_table(s).find("not evaluated") == std::string::npos);
+}
+
+TEST_CASE("the straggler rule is named not evaluated for a rank of several or a run with NCCL") {
+  auto const one_kernel = [](char const* kernel) {
+    run_steps([&](int) {
+      std::int64_t const t0 = FakeCupti::now();
+      std::uint32_t k = 0;
+      {
+        ScopedRange fwd{"forward"};
+        k = fake->launch(t0);
+      }
+      fake->kernel(k, 1, t0, FakeCupti::now(), kernel);
+    });
+  };
+  auto const only_straggler_missing = [](ReportSnapshot const& s) {
+    INFO(Report::format_table(s));
+    REQUIRE(s.advice_missing.size() == 1);
+    REQUIRE(s.advice_missing[0].find("NCCL waiting on a straggler rank") != std::string::npos);
+    REQUIRE(s.advice_missing[0].find("nsightkit merge") != std::string::npos);
+    REQUIRE(Report::format_table(s).find("advice not evaluated: NCCL") != std::string::npos);
+  };
+  SECTION("one process whose range ran an NCCL collective's kernel") {
+    Session session{false, AdviceMode::all};
+    one_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+    only_straggler_missing(Report::snapshot());
+  }
+  SECTION("one rank of two, without NCCL") {
+    struct RankOfTwo {  // as nsightkit::mpi sets it
+      RankOfTwo() { nsightkit::detail::set_process_rank(1, 2); }
+      ~RankOfTwo() { nsightkit::detail::set_process_rank(-1, -1); }
+    } rank;
+    Session session{false, AdviceMode::all};
+    one_kernel("kernel_a");
+    only_straggler_missing(Report::snapshot());
+  }
 }
 
 TEST_CASE("gpu-waits-for-cpu: a CPU-only range inside the steps while the GPU idles is named") {

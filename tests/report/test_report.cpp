@@ -415,6 +415,12 @@ TEST_CASE("per-thread rows and merged rows - a thread that exited keeps its data
     }
     REQUIRE(snap.find("load", worker_tid)->thread == worker_tid);
     REQUIRE(snap.find("load")->thread == 0);
+    // The table's last line names each thread as its section does, then its count of ranges.
+    std::string const table = Report::format_table(snap);
+    INFO(table);
+    REQUIRE(table.find("\nranges per thread: thread " + std::to_string(worker_tid) +
+                       " \"worker\" (exited): 6; thread " + std::to_string(this_tid()) + ": 2\n") !=
+            std::string::npos);
   }
 }
 

@@ -57,6 +57,18 @@ inline bool has_children(std::vector<PathStats> const& rows, std::size_t row) {
   return row + 1 < rows.size() && rows[row + 1].parent == row;
 }
 
+/// True when a rank of this run may wait for another: it is one rank of several, or it ran
+/// NCCL's kernels (a collective's kernel is named nccl...).
+inline bool waits_for_ranks(ReportSnapshot const& s) {
+  if (s.rank) return true;
+  for (PathStats const& r : s.paths) {
+    for (KernelStats const& k : r.work.top_kernels) {
+      if (k.name.compare(0, 4, "nccl") == 0) return true;
+    }
+  }
+  return false;
+}
+
 /// Collects one rule's paths into a finding (most costly first, at most five named).
 struct Finding {
   std::vector<std::pair<std::int64_t, std::string>> where;  // (cost, "path: evidence")
@@ -300,9 +312,11 @@ inline std::vector<Advice> advise(ReportSnapshot const& s, AdviceMode mode,
                  "them; fuse kernels, give them more work (batch size), or capture a CUDA graph");
   }
 
-  missing.push_back(
-      "NCCL waiting on a straggler rank: needs every rank's report merged "
-      "(nsightkit merge judges stragglers)");
+  if (waits_for_ranks(s)) {
+    missing.push_back(
+        "NCCL waiting on a straggler rank: needs every rank's report merged "
+        "(nsightkit merge judges stragglers)");
+  }
 
   // Most costly first; below the threshold only with advice=all.
   std::stable_sort(out.begin(), out.end(),

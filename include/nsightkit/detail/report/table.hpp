@@ -292,10 +292,14 @@ inline void format_table(TextSink& sink, ReportSnapshot const& s, bool per_threa
       fmt::format_to(std::back_inserter(out), "{}: {}\n", printable(m.name), m.count);
     }
   }
-  out += "\nthreads:";
+  // Each thread named as the per-thread sections name it (OS id, name), with its count of ranges.
+  out += "\nranges per thread:";
+  if (s.threads.empty()) out += " none";
+  char const* sep = " ";
   for (auto const& t : s.threads) {
-    fmt::format_to(std::back_inserter(out), " {}{} {} ranges;", thread_label(t),
+    fmt::format_to(std::back_inserter(out), "{}thread {}{}: {}", sep, thread_label(t),
                    t.exited ? " (exited)" : "", t.ranges);
+    sep = "; ";
   }
   out += '\n';
   std::uint64_t dropped = 0, overflow = 0, deep = 0, marks = 0;
