@@ -75,8 +75,14 @@ _STARTUP_SYMBOL = "nsightkit_detail_startup"
 
 class NsightkitConan(ConanFile):
     name = "nsightkit"
-    description = "C++17 instrumentation SDK for C++/CUDA code and NVIDIA Nsight tools"
-    license = "Apache-2.0"  # placeholder until the repository has a LICENSE file
+    description = (
+        "C++17 instrumentation SDK for C++/CUDA code and NVIDIA Nsight tools: RAII NVTX3 ranges, "
+        "module hooks, a capture window for nsys/ncu, a pinned-memory pool and a stream prefetcher, "
+        "CUDA-graph capture that names the layer, an in-process per-range report (CPU time, GPU "
+        "work from CUPTI, advice, HTML and Chrome-trace export; every MPI rank's merged on rank 0) "
+        "compiled once per program in libnsightkit, the nsightkit command (nsightkit profile gives "
+        "the report for any program, C++ or Python), and compile-time disabling")
+    license = "Apache-2.0"
     topics = ("nvtx", "cuda", "profiling", "instrumentation", "nsight")
     # Consumers link libnsightkit; the command and the NVTX tool libraries come with it.
     package_type = "static-library"
