@@ -8,6 +8,7 @@
 // Order matters: module-path tracking is sticky for the process and starts with the first hook
 // (or track_module_paths()), so the benchmarks that turn it on are registered last; everything
 // before them measures scopes that nothing observes (with no tool attached).
+#include <nsightkit/hooked.hpp>
 #include <nsightkit/module.hpp>
 #include <nsightkit/range.hpp>
 

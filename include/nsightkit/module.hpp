@@ -546,6 +546,3 @@ NSIGHTKIT_DETAIL_END_NAMESPACE
 #if !NSIGHTKIT_DETAIL_COMPILED || !NSIGHTKIT_ENABLED
 #include <nsightkit/detail/module/handle_impl.hpp>
 #endif
-
-// Hooked<M> and instrument() lived in this header before hooked.hpp; it still provides them.
-#include <nsightkit/hooked.hpp>

@@ -3,9 +3,8 @@
  * @brief Umbrella header: includes every public nsightkit header.
  *
  * The testing helper (<nsightkit/testing.hpp>, <nsightkit/testing_types.hpp>) is not included:
- * it is a test tool. The former names pinned_stats.hpp and prefetch_batch.hpp are not included
- * either: they only forward to pinned_types.hpp and prefetch_types.hpp. <nsightkit/mpi.hpp> needs
- * MPI (the nsightkit::mpi component) and is included by the programs that use it.
+ * it is a test tool. <nsightkit/mpi.hpp> needs MPI (the nsightkit::mpi component) and is included
+ * by the programs that use it.
  */
 #pragma once
 

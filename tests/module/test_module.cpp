@@ -1,8 +1,9 @@
-// Module hooks (module.hpp): ModuleScope, Hooked<M>, hooks, handles, instrument, domains.
+// Module hooks: ModuleScope, hooks, handles, domains (module.hpp); Hooked, instrument (hooked.hpp).
 // Every NVTX emission is asserted through the Recorder; under NSIGHTKIT_DISABLE the same tests
 // prove that nothing is emitted, no hook runs, and Hooked/instrument still call through.
 #include "support.hpp"
 
+#include <nsightkit/hooked.hpp>
 #include <nsightkit/module.hpp>
 #include <nsightkit/range.hpp>
 

@@ -3,6 +3,7 @@
 #include "support.hpp"
 
 #include <nsightkit/cuda_check.hpp>
+#include <nsightkit/hooked.hpp>
 #include <nsightkit/module.hpp>
 
 #include <cuda_runtime_api.h>

@@ -2,6 +2,7 @@
 // observing, a scope keeps no state at all; the per-thread module stack ("tracking") starts with
 // the first observer (here: a hook) or track_module_paths(), and then stays on.
 // One test case on purpose: tracking is process-wide and sticky, so the steps must run in order.
+#include <nsightkit/hooked.hpp>
 #include <nsightkit/module.hpp>
 
 #include <catch2/catch.hpp>

@@ -3,6 +3,7 @@
 // Under NSIGHTKIT_DISABLE (the disabled CI suite) hooks and the report stay empty.
 // With an argument it calls an API with bad input instead, which must print "nsightkit: ..." and
 // abort (tests/module/expect_abort.cmake checks the status and the message).
+#include <nsightkit/hooked.hpp>
 #include <nsightkit/module.hpp>
 #include <nsightkit/range.hpp>
 #include <nsightkit/report.hpp>

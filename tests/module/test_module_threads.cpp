@@ -3,6 +3,7 @@
 // resolving paths while modules run fails the run.
 #include "support.hpp"
 
+#include <nsightkit/hooked.hpp>
 #include <nsightkit/module.hpp>
 #if NSIGHTKIT_ENABLED
 #include <nsightkit/detail/module/paths.hpp>  // path_table_stats()

@@ -1,6 +1,7 @@
 // A shared library that embeds nsightkit's module hooks, built with -fvisibility=hidden like many
 // real plugins: its modules must join the host's per-thread module stack (paths continue across
 // the library boundary) and the host's hooks must run for them (one registry per process).
+#include <nsightkit/hooked.hpp>
 #include <nsightkit/module.hpp>
 
 #include <atomic>
