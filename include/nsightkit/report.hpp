@@ -2,51 +2,10 @@
  * @file report.hpp
  * @brief The in-process report: where the time goes, per range path, with no external tool.
  *
- * Off by default and free when off: nothing is registered with nsightkit's range machinery, so a
- * range costs what it costs without the report. Turned on by Report::enable() or by the
- * environment variable `NSIGHTKIT_REPORT`:
- *
- * @code
- * NSIGHTKIT_REPORT=table ./train                 # table on stderr at exit
- * NSIGHTKIT_REPORT=table=t.txt,json=s.json,trace=trace.json,csv=s.csv ./train
- * NSIGHTKIT_REPORT=captured,trace=trace.json ./train   # only steps a CaptureWindow captures
- * @endcode
- *
- * Grammar: a comma-separated list of `table[=stderr|stdout|PATH]`, `json=PATH`, `csv=PATH`,
- * `trace=PATH` (gzip-compressed when it ends in `.gz`), `html=PATH` (the HTML page),
- * `trace-size=BYTES[k|M|G]` (the trace's size cap), `captured[=on|off]`, `threads[=on|off]`,
- * `gpu=on|off|auto|events|cupti`, `gpu-depth=N`, `advice[=on|off|all]`, `samples=N`,
- * `trace-events=N`, `paths=N`, `depth=N`; or an off word (`0`, `off`, `none`, `false`, `no`, any
- * case). Modifiers without an output mean `table`. A bad value prints one message naming the
- * variable and the bad item and leaves the report off (the program runs on);
- * ReportOptions::parse() throws std::invalid_argument instead. Paths cannot contain commas.
- *
- * What it measures. Every nsightkit push/pop range (ScopedRange, NSIGHTKIT_RANGE, ModuleScope,
- * capture-window steps, …) of every thread, aggregated per full path: the names of the ranges open
- * on the thread, outermost first, joined by '/' ("model/encoder/block0/attn"), across domains
- * (a range of a domain other than "nsightkit" and the global domain appears as "domain@name").
- * Per path: calls, total, self (total minus children), mean, p50, p95, max CPU wall time, per
- * thread and merged across threads; GPU time where a stream was given (see CurrentStream).
- * Capture-window step ranges (detail::step_category()) delimit steps and never become path
- * components; they get their own line. Start/end ranges (UniqueRange) are aggregated by name
- * outside the tree; marks are counted.
- *
- * Outputs: a tree-indented table (siblings sorted by total), a summary as JSON or CSV, and a Chrome
- * trace-event JSON file for Perfetto UI and chrome://tracing (one track per thread, one per CUDA
- * stream with GPU time). With a launcher rank (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, RANK,
- * LOCAL_RANK, first set wins) file names get ".rankN" before the extension (or replace "{rank}")
- * and the trace's process id is the rank. See docs/report.md.
- *
- * Startup. Including this header (also through <nsightkit/nsightkit.hpp>) in any translation unit
- * of a program or shared library reads `NSIGHTKIT_REPORT` once per process during static
- * initialisation. Define `NSIGHTKIT_REPORT_NO_AUTOSTART` (in every translation unit) to skip that
- * and call Report::enable_from_environment() yourself. The report is one per process across
- * shared libraries that embed nsightkit (its state has default visibility); a second copy that
- * cannot be unified (e.g. clang-built plugins loaded with `dlopen(RTLD_LOCAL)` by a host that does
- * not use nsightkit) is detected when it tries to enable, says so once on stderr and stays off.
- *
- * Under `NSIGHTKIT_DISABLE` the API compiles unchanged, nothing is recorded and nothing is
- * written.
+ * Off by default; on with Report::enable() or `NSIGHTKIT_REPORT=table ./train`. docs/report.md
+ * holds the `NSIGHTKIT_REPORT` grammar, what is measured, the outputs and when the environment
+ * is read (including this header reads it once per process; `NSIGHTKIT_REPORT_NO_AUTOSTART`
+ * skips that).
  */
 #pragma once
 

@@ -1,10 +1,10 @@
 // Internal: the seam between the report and whatever measures GPU time (a "GPU source").
 //
 // The report records CPU ranges itself; GPU time comes from one source, chosen when the report is
-// enabled. Today's source times ranges with CUDA events on the stream a thread declares current
-// (gpu_events.hpp); a source built on CUPTI's activity records plugs in here the same way. The
-// report calls a source at these moments, always with the state it needs and never on a hot path
-// that nothing measures:
+// enabled: CUDA events on the stream a thread declares current (gpu_events.hpp), or CUPTI's
+// activity records (gpu_cupti.hpp, the nsightkit::cupti component). The report calls a source
+// at these moments, always with the state it needs and never on a hot path that nothing
+// measures:
 //
 //   begin(frame)  a counted range begins on the calling thread     (under the thread's lock)
 //   end(frame)    it ends                                          (under the thread's lock)
