@@ -6,6 +6,9 @@ nsightkit_add_test(test_report SOURCES report/test_report.cpp NO_RECORDER)
 nsightkit_add_test(test_report_threads SOURCES report/test_report_threads.cpp NO_RECORDER LABELS tsan)
 nsightkit_add_test(test_report_clock SOURCES report/test_report_clock.cpp NO_RECORDER LABELS tsan)
 nsightkit_add_test(test_owner_lock SOURCES report/test_owner_lock.cpp NO_RECORDER LABELS tsan)
+# One thread recording 10^8 ranges: memory bounded by its paths (label cpu: kept out of the
+# ThreadSanitizer suite, where it would take minutes).
+nsightkit_add_test(test_report_memory_bound SOURCES report/test_report_memory_bound.cpp NO_RECORDER)
 
 if(NSIGHTKIT_DISABLE)
   set(_nsk_report_mode disabled)
