@@ -133,6 +133,10 @@ TEST_CASE("nsightkit's ranges are counted once though the report is also the NVT
     for (auto const& r : s.paths) rows += r.cpu.count;
     CHECK(rows == 10);
   }
+#if NSIGHTKIT_ENABLED
+  // The tool is the report's own: nsightkit's ranges reach it directly, without an NVTX call.
+  CHECK(nsk::detail::nvtx_push_state.load() == 3);
+#endif
 }
 
 TEST_CASE("third-party ranges nest with nsightkit's both ways") {

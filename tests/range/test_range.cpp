@@ -1,6 +1,8 @@
 #include "support.hpp"
 
+#include <nsightkit/module.hpp>
 #include <nsightkit/range.hpp>
+#include <nsightkit/report.hpp>
 
 #include <cstdio>
 #include <stdexcept>
@@ -34,6 +36,37 @@ TEST_CASE("ScopedRange is a non-copyable, non-movable stack guard") {
   STATIC_REQUIRE(std::is_nothrow_constructible_v<ScopedRange, char const*>);
   STATIC_REQUIRE(std::is_move_constructible_v<UniqueRange>);
   STATIC_REQUIRE_FALSE(std::is_copy_constructible_v<UniqueRange>);
+}
+
+TEST_CASE("with the report on, another NVTX tool (the Recorder) still gets every range") {
+  nsightkit::ReportOptions o;
+  o.table.clear();
+  o.at_exit = false;
+  o.gpu = false;
+  nsightkit::Report::reset();
+  REQUIRE(nsightkit::Report::enable(o) == nsightkit::enabled);
+  // Names of its own: strings are registered once per process, and a later test counts them.
+  Recorder rec;
+  for (int i = 0; i < 2; ++i) {
+    ScopedRange outer{"reported outer"};
+    nsightkit::ModuleScope layer{"reported layer"};
+  }
+  auto const snap = nsightkit::Report::snapshot();
+  nsightkit::Report::disable();
+  nsightkit::Report::reset();
+  Lines want;
+  for (int i = 0; i < 2; ++i) {
+    want.insert(want.end(), {"push nsightkit reported outer", "push nsightkit reported layer",
+                             "pop nsightkit", "pop nsightkit"});
+  }
+  REQUIRE(rec.lines() == expect(want));
+  if constexpr (nsightkit::enabled) {
+    REQUIRE(snap.find("reported outer")->cpu.count == 2);
+    REQUIRE(snap.find("reported outer/reported layer")->cpu.count == 2);
+  }
+#if NSIGHTKIT_ENABLED
+  CHECK(nsightkit::detail::nvtx_push_state.load() == 2);
+#endif
 }
 
 TEST_CASE("a static name pushes on construction and pops on destruction") {

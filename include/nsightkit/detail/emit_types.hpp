@@ -34,12 +34,18 @@ struct Emitted {
 };
 
 /// Whether a tool handles pushes in this linkage unit, as last resolved: 0 = not yet known,
-/// 1 = no (NVTX nulled the push pointer at initialisation), 2 = yes. nsightkit answers the hot
-/// "is anyone listening?" question from this flag rather than from NVTX's function pointer: NVTX
-/// writes its pointers with plain stores while it initialises, so reading one from another thread
-/// at that moment is a data race (ThreadSanitizer reports it); the flag is written only after
-/// initialisation has finished (detail/nvtx.hpp, nvtx_resolve_listening).
+/// 1 = no (NVTX nulled the push pointer at initialisation), 2 = yes, 3 = yes, and the tool is the
+/// report's own (report_tool_push), which ignores what the sinks already get: a range the sinks
+/// get makes no NVTX call then. nsightkit answers the hot "is anyone listening?" question from
+/// this flag rather than from NVTX's function pointer: NVTX writes its pointers with plain stores
+/// while it initialises, so reading one from another thread at that moment is a data race
+/// (ThreadSanitizer reports it); the flag is written only after initialisation has finished
+/// (detail/nvtx.hpp, nvtx_resolve_listening).
 inline std::atomic<unsigned char> nvtx_push_state{0};
+
+/// The push callback the report's NVTX tool installs (detail/report/nvtx_tool.hpp), set before
+/// NVTX's initialisation returns; 0 while it has attached nowhere. One per process.
+NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<std::uintptr_t> report_tool_push{0};
 
 #else
 

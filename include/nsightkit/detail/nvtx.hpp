@@ -64,12 +64,16 @@ inline nvtxDomainHandle_t domain_handle() noexcept {
 /// seen the flag waits here until the initialisation is complete, so none reads NVTX's pointers
 /// while they are being written.
 NSIGHTKIT_DETAIL_NOINLINE inline bool nvtx_resolve_listening() noexcept {
-  static bool const listening = [] {
+  static unsigned char const state = [] {
     nvtxInitialize(nullptr);
-    return NVTX_VERSIONED_IDENTIFIER(nvtxGlobals).nvtxDomainRangePushEx_impl_fnptr != nullptr;
+    auto const push = NVTX_VERSIONED_IDENTIFIER(nvtxGlobals).nvtxDomainRangePushEx_impl_fnptr;
+    if (push == nullptr) return static_cast<unsigned char>(1);
+    std::uintptr_t const own = report_tool_push.load(std::memory_order_acquire);
+    return static_cast<unsigned char>(
+        own != 0 && reinterpret_cast<std::uintptr_t>(push) == own ? 3 : 2);
   }();
-  nvtx_push_state.store(listening ? 2 : 1, std::memory_order_release);
-  return listening;
+  nvtx_push_state.store(state, std::memory_order_release);
+  return state != 1;
 }
 
 /// True when an NVTX tool handles pushes in this linkage unit. The common no-tool case is one
@@ -77,7 +81,7 @@ NSIGHTKIT_DETAIL_NOINLINE inline bool nvtx_resolve_listening() noexcept {
 inline bool nvtx_listening_any() noexcept {
   auto const state = nvtx_push_state.load(std::memory_order_acquire);
   if (state == 1) return false;
-  return state == 2 || nvtx_resolve_listening();
+  return state >= 2 || nvtx_resolve_listening();
 }
 
 /// Per-domain table of registered strings, keyed by content. Bounded: past `capacity` distinct

@@ -11,6 +11,7 @@
 
 #include <nsightkit/attributes.hpp>
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/emit_types.hpp>
 #include <nsightkit/detail/nvtx_injection.hpp>
 #include <nsightkit/detail/report/state.hpp>
 #include <nsightkit/detail/sinks.hpp>
@@ -350,6 +351,7 @@ inline int attach(NvtxGetExportTableFunc_t get_export_table) noexcept {
   t.install(core2, NVTX_CBID_CORE2_DomainRangeStartEx, &domain_start);
   t.install(core2, NVTX_CBID_CORE2_DomainRangeEnd, &domain_end);
   t.install(core2, NVTX_CBID_CORE2_DomainRangePushEx, &domain_push);
+  report_tool_push.store(reinterpret_cast<std::uintptr_t>(&domain_push), std::memory_order_release);
   t.install(core2, NVTX_CBID_CORE2_DomainRangePop, &domain_pop);
   t.install(core2, NVTX_CBID_CORE2_DomainNameCategoryA, &name_category);
   t.install(core2, NVTX_CBID_CORE2_DomainNameCategoryW, &name_category_w);
