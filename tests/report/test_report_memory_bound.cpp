@@ -3,6 +3,8 @@
 // paths at depths 1 and 2, and the process's peak resident memory stops growing once every path
 // has passed the exact-sample limit. Its ctest label is "cpu", so the ThreadSanitizer suite does
 // not build it.
+#include "sanitizers.hpp"
+
 #include <nsightkit/module.hpp>
 #include <nsightkit/report.hpp>
 
@@ -14,16 +16,7 @@
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define NSK_TEST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                         \
-    __has_feature(memory_sanitizer)
-#define NSK_TEST_SANITIZED 1
-#endif
-#endif
-
-#if defined(__OPTIMIZE__) && !defined(NSK_TEST_SANITIZED)
+#if defined(__OPTIMIZE__) && !defined(NSK_TEST_ASAN) && !defined(NSK_TEST_TSAN_OR_MSAN)
 constexpr std::uint64_t ranges = 100'000'000;
 #else
 // Unoptimized or sanitized builds run ranges 10-50x slower; 10^6 still pass every path's
