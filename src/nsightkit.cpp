@@ -34,6 +34,7 @@
 #include <nsightkit/detail/fmt_format.hpp>
 #include <nsightkit/detail/module/handle_impl.hpp>
 #include <nsightkit/detail/module/hooks_impl.hpp>
+#include <nsightkit/detail/module/install_impl.hpp>
 #include <nsightkit/detail/module/registry_impl.hpp>
 #include <nsightkit/detail/module/scope.hpp>
 #include <nsightkit/detail/module/scope_impl.hpp>

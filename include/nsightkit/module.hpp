@@ -189,7 +189,7 @@ inline ModuleHook make_hook(F&& fn, char const* who) {
 
 #if NSIGHTKIT_ENABLED
 /// Installs `fn` in `set` as a pre (or, with `post`, post) hook and returns its handle
-/// (detail/module/hooks_impl.hpp).
+/// (detail/module/install_impl.hpp).
 NSIGHTKIT_DETAIL_ENTRY HookHandle add_hook(std::shared_ptr<module::HookSet> set, ModuleHook fn,
                                            bool post);
 
@@ -545,4 +545,8 @@ NSIGHTKIT_DETAIL_END_NAMESPACE
 // enabled (detail/compiled.hpp).
 #if !NSIGHTKIT_DETAIL_COMPILED || !NSIGHTKIT_ENABLED
 #include <nsightkit/detail/module/handle_impl.hpp>
+#endif
+// Installing hooks: header-only here, in src/nsightkit.cpp compiled.
+#if !NSIGHTKIT_DETAIL_COMPILED
+#include <nsightkit/detail/module/install_impl.hpp>
 #endif

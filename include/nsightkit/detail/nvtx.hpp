@@ -216,6 +216,14 @@ inline bool nvtx_listening() noexcept {
   return true;
 }
 
+/// One entry of registered_string()'s per-thread cache.
+struct RegisteredStringEntry {
+  NvtxDomain const* domain{nullptr};
+  char const* key{nullptr};
+  std::string content;
+  nvtxStringHandle_t handle{nullptr};
+};
+
 /// Registered handle for `text` in domain `d` through a small per-thread cache. The cache is
 /// keyed by domain and address but checks the content on every hit, so a reused buffer with new
 /// text is never misnamed. Two entries per set, the set chosen by a multiplicative hash of both
@@ -223,14 +231,9 @@ inline bool nvtx_listening() noexcept {
 /// names shared one direct-mapped slot evicted each other on every call (the registry's mutex and
 /// a string copy per range).
 inline nvtxStringHandle_t registered_string(NvtxDomain& d, char const* text) noexcept {
-  struct Entry {
-    NvtxDomain const* domain{nullptr};
-    char const* key{nullptr};
-    std::string content;
-    nvtxStringHandle_t handle{nullptr};
-  };
+  using Entry = RegisteredStringEntry;  // a local class here crashes clang 14's parser in C++20
   static constexpr unsigned set_bits = 5;  // 32 sets of 2: 64 entries
-  thread_local std::array<std::array<Entry, 2>, std::size_t{1} << set_bits> cache{};
+  thread_local std::array<std::array<Entry, 2>, std::size_t{1} << set_bits> cache;
   std::uint64_t const mixed = (std::uint64_t{reinterpret_cast<std::uintptr_t>(text)} ^
                                (std::uint64_t{reinterpret_cast<std::uintptr_t>(&d)} << 17u)) *
                               0x9E3779B97F4A7C15ull;
