@@ -231,7 +231,7 @@ struct RegisteredStringEntry {
 /// names shared one direct-mapped slot evicted each other on every call (the registry's mutex and
 /// a string copy per range).
 inline nvtxStringHandle_t registered_string(NvtxDomain& d, char const* text) noexcept {
-  using Entry = RegisteredStringEntry;  // a local class here crashes clang 14's parser in C++20
+  using Entry = RegisteredStringEntry;     // a local class here crashes clang 14's parser in C++20
   static constexpr unsigned set_bits = 5;  // 32 sets of 2: 64 entries
   thread_local std::array<std::array<Entry, 2>, std::size_t{1} << set_bits> cache;
   std::uint64_t const mixed = (std::uint64_t{reinterpret_cast<std::uintptr_t>(text)} ^
