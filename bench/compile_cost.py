@@ -69,11 +69,11 @@ USE = "nsightkit.hpp: range, ModuleScope, CaptureWindow"
 # target translation unit also checks a format string against its argument at compile time and
 # captures the argument, which {fmt} does in the TU that writes the range (FLOOR_USE).
 FMT_LIGHT = "#if __has_include(<fmt/base.h>)\n#include <fmt/base.h>\n#else\n#include <fmt/core.h>\n#endif\n"
-FUNCTION_LIGHT = """#include <type_traits>
-#if defined(__GLIBCXX__) && __has_include(<bits/std_function.h>)
-#include <bits/functional_hash.h>
-#include <bits/refwrap.h>
-#include <bits/std_function.h>
+# nsightkit's own light std::function header (it includes nothing else of nsightkit's but
+# config.hpp), so the floor follows it rather than a copy of its rule; <functional> for a tree
+# from before it.
+FUNCTION_LIGHT = """#if __has_include(<nsightkit/detail/function.hpp>)
+#include <nsightkit/detail/function.hpp>
 #else
 #include <functional>
 #endif
