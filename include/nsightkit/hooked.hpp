@@ -83,28 +83,6 @@ inline std::string checked_module_name(std::string name, char const* who) {
   return name;
 }
 
-#if NSIGHTKIT_ENABLED
-/// A Hooked instance's own hook set: a copy gets a fresh (empty) set, a move takes the set
-/// along (handles stay attached to the moved-to instance).
-class InstanceHooks {
- public:
-  InstanceHooks();
-  InstanceHooks(InstanceHooks const&) : InstanceHooks() {}
-  InstanceHooks(InstanceHooks&&) noexcept = default;
-  InstanceHooks& operator=(InstanceHooks const&) noexcept { return *this; }
-  InstanceHooks& operator=(InstanceHooks&&) noexcept = default;
-  ~InstanceHooks() = default;
-
-  [[nodiscard]] module::HookSet* get() const noexcept { return set_.get(); }
-
-  /// The set, recreated for a moved-from instance (not concurrently with calls on it).
-  std::shared_ptr<module::HookSet> const& shared();
-
- private:
-  std::shared_ptr<module::HookSet> set_;
-};
-#endif
-
 }  // namespace detail
 
 /**
@@ -151,9 +129,7 @@ class Hooked {
   auto operator()(Args&&... args)
       -> decltype(detail::call_op_first(detail::PreferFirst{}, std::declval<M&>(),
                                         std::forward<Args>(args)...)) {
-#if NSIGHTKIT_ENABLED
     ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), hooks_.get(), &module_};
-#endif
     return detail::call_op_first(detail::PreferFirst{}, module_, std::forward<Args>(args)...);
   }
 
@@ -164,9 +140,7 @@ class Hooked {
   auto operator()(Args&&... args) const
       -> decltype(detail::call_op_first(detail::PreferFirst{}, std::declval<M const&>(),
                                         std::forward<Args>(args)...)) {
-#if NSIGHTKIT_ENABLED
     ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), hooks_.get(), &module_};
-#endif
     return detail::call_op_first(detail::PreferFirst{}, module_, std::forward<Args>(args)...);
   }
 
@@ -177,9 +151,7 @@ class Hooked {
   auto forward(Args&&... args)
       -> decltype(detail::call_forward_first(detail::PreferFirst{}, std::declval<M&>(),
                                              std::forward<Args>(args)...)) {
-#if NSIGHTKIT_ENABLED
     ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), hooks_.get(), &module_};
-#endif
     return detail::call_forward_first(detail::PreferFirst{}, module_, std::forward<Args>(args)...);
   }
 
@@ -190,9 +162,7 @@ class Hooked {
   auto forward(Args&&... args) const
       -> decltype(detail::call_forward_first(detail::PreferFirst{}, std::declval<M const&>(),
                                              std::forward<Args>(args)...)) {
-#if NSIGHTKIT_ENABLED
     ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), hooks_.get(), &module_};
-#endif
     return detail::call_forward_first(detail::PreferFirst{}, module_, std::forward<Args>(args)...);
   }
 
@@ -221,12 +191,7 @@ class Hooked {
   template <class F>
   HookHandle add_pre_hook(F&& fn) {
     ModuleHook h = detail::make_hook(std::forward<F>(fn), "nsightkit::Hooked::add_pre_hook");
-#if NSIGHTKIT_ENABLED
-    return detail::add_hook(hooks_.shared(), std::move(h), false);
-#else
-    (void)h;
-    return HookHandle{};
-#endif
+    return HookHandle{detail::add_hook(hooks_.shared(), std::move(h), false)};
   }
 
   /**
@@ -238,20 +203,13 @@ class Hooked {
   template <class F>
   HookHandle add_post_hook(F&& fn) {
     ModuleHook h = detail::make_hook(std::forward<F>(fn), "nsightkit::Hooked::add_post_hook");
-#if NSIGHTKIT_ENABLED
-    return detail::add_hook(hooks_.shared(), std::move(h), true);
-#else
-    (void)h;
-    return HookHandle{};
-#endif
+    return HookHandle{detail::add_hook(hooks_.shared(), std::move(h), true)};
   }
 
  private:
   std::string name_;
   M module_;
-#if NSIGHTKIT_ENABLED
-  detail::InstanceHooks hooks_;
-#endif
+  [[no_unique_address]] detail::InstanceHooks hooks_;  // empty when disabled
 };
 
 /**
@@ -277,9 +235,7 @@ class InstrumentedCall {
   /// @throws whatever the function throws.
   template <class... Args>
   auto operator()(Args&&... args) const -> std::invoke_result_t<F&, Args...> {
-#if NSIGHTKIT_ENABLED
     ModuleScope const scope{detail::ModuleCall{}, name_, nullptr, fn_};
-#endif
     return detail::invoke(*fn_, std::forward<Args>(args)...);
   }
 
@@ -324,9 +280,7 @@ class Instrumented {
   /// @throws whatever the function throws.
   template <class... Args>
   auto operator()(Args&&... args) -> std::invoke_result_t<F&, Args...> {
-#if NSIGHTKIT_ENABLED
     ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), nullptr, &fn_};
-#endif
     return detail::invoke(fn_, std::forward<Args>(args)...);
   }
 
@@ -335,9 +289,7 @@ class Instrumented {
   /// @throws whatever the function throws.
   template <class... Args>
   auto operator()(Args&&... args) const -> std::invoke_result_t<F const&, Args...> {
-#if NSIGHTKIT_ENABLED
     ModuleScope const scope{detail::ModuleCall{}, name_.c_str(), nullptr, &fn_};
-#endif
     return detail::invoke(fn_, std::forward<Args>(args)...);
   }
 

@@ -66,6 +66,7 @@
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/compiled.hpp>
 #include <nsightkit/detail/function.hpp>
+#include <nsightkit/detail/module/control.hpp>
 #include <nsightkit/detail/module/scope.hpp>
 #include <nsightkit/module_types.hpp>
 #include <nsightkit/range.hpp>
@@ -82,19 +83,6 @@
 #include <thread>
 #include <type_traits>
 #include <utility>
-
-#if NSIGHTKIT_ENABLED
-#include <nsightkit/detail/module/registry.hpp>
-#endif
-
-// ModuleScope's constructors are forced inline: clang otherwise keeps them out of line, and the
-// common path (nobody observes, detail/module/scope.hpp) is a handful of instructions. #undef'd at
-// the end of this header.
-#if NSIGHTKIT_ENABLED && (defined(__GNUC__) || defined(__clang__))
-#define NSIGHTKIT_DETAIL_MODULE_HOT __attribute__((always_inline))
-#else
-#define NSIGHTKIT_DETAIL_MODULE_HOT
-#endif
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 
@@ -147,29 +135,17 @@ class [[nodiscard]] HookHandle {
 
   /// Whether the handle owns a hook.
   /// @return true while it owns an installed hook (always false under `NSIGHTKIT_DISABLE`).
-  [[nodiscard]] bool active() const noexcept {
-#if NSIGHTKIT_ENABLED
-    return entry_ != nullptr;
-#else
-    return false;
-#endif
-  }
+  [[nodiscard]] bool active() const noexcept { return state_.active(); }
 
   /// Same as active(). @return true while the handle owns an installed hook.
   explicit operator bool() const noexcept { return active(); }
 
-#if NSIGHTKIT_ENABLED
   /// Internal: used by the add_*_hook functions.
-  /// @param entry the installed hook.
-  /// @param set the hook set it was added to.
-  HookHandle(std::shared_ptr<detail::module::HookEntry> entry,
-             std::shared_ptr<detail::module::HookSet> set) noexcept
-      : entry_{std::move(entry)}, set_{std::move(set)} {}
+  /// @param state the installed hook and its set.
+  explicit HookHandle(detail::module::HandleState state) noexcept : state_{std::move(state)} {}
 
  private:
-  std::shared_ptr<detail::module::HookEntry> entry_;
-  std::shared_ptr<detail::module::HookSet> set_;
-#endif
+  detail::module::HandleState state_;
 };
 
 namespace detail {
@@ -186,16 +162,6 @@ inline ModuleHook make_hook(F&& fn, char const* who) {
   }
   return h;
 }
-
-#if NSIGHTKIT_ENABLED
-/// Installs `fn` in `set` as a pre (or, with `post`, post) hook and returns its handle
-/// (detail/module/install_impl.hpp).
-NSIGHTKIT_DETAIL_ENTRY HookHandle add_hook(std::shared_ptr<module::HookSet> set, ModuleHook fn,
-                                           bool post);
-
-/// The registry's global hook set, as a non-owning shared_ptr (the registry is never destroyed).
-NSIGHTKIT_DETAIL_ENTRY std::shared_ptr<module::HookSet> global_hook_set() noexcept;
-#endif
 
 }  // namespace detail
 
@@ -241,7 +207,7 @@ class ModuleScope : private detail::module::Scope {
    * @brief A module scope named `name`.
    * @param name a string that outlives the scope (a null pointer names it "").
    */
-  NSIGHTKIT_DETAIL_MODULE_HOT explicit ModuleScope(char const* name) noexcept
+  NSIGHTKIT_DETAIL_MODULE_SCOPE_INLINE explicit ModuleScope(char const* name) noexcept
       : ModuleScope(detail::ModuleCall{}, name, nullptr, nullptr) {}
 
   /**
@@ -293,9 +259,9 @@ class ModuleScope : private detail::module::Scope {
   /// @param name the module name (outlives the scope).
   /// @param hooks the instance's hooks, or null.
   /// @param module what ModuleInfo::module shows.
-  NSIGHTKIT_DETAIL_MODULE_HOT ModuleScope(detail::ModuleCall, char const* name,
-                                          detail::module::HookSet* hooks,
-                                          void const* module) noexcept {
+  NSIGHTKIT_DETAIL_MODULE_SCOPE_INLINE ModuleScope(detail::ModuleCall, char const* name,
+                                                   detail::module::HookSet* hooks,
+                                                   void const* module) noexcept {
     begin(name, hooks, module);
   }
 
@@ -326,12 +292,7 @@ class ModuleScope : private detail::module::Scope {
 template <class F>
 inline HookHandle add_pre_hook(F&& fn) {
   ModuleHook h = detail::make_hook(std::forward<F>(fn), "nsightkit::add_pre_hook");
-#if NSIGHTKIT_ENABLED
-  return detail::add_hook(detail::global_hook_set(), std::move(h), false);
-#else
-  (void)h;
-  return HookHandle{};
-#endif
+  return HookHandle{detail::add_hook(detail::global_hook_set(), std::move(h), false)};
 }
 
 /**
@@ -352,12 +313,7 @@ inline HookHandle add_pre_hook(F&& fn) {
 template <class F>
 inline HookHandle add_post_hook(F&& fn) {
   ModuleHook h = detail::make_hook(std::forward<F>(fn), "nsightkit::add_post_hook");
-#if NSIGHTKIT_ENABLED
-  return detail::add_hook(detail::global_hook_set(), std::move(h), true);
-#else
-  (void)h;
-  return HookHandle{};
-#endif
+  return HookHandle{detail::add_hook(detail::global_hook_set(), std::move(h), true)};
 }
 
 /**
@@ -378,21 +334,12 @@ template <class D>
 inline void set_module_domain() noexcept {
   static_assert(std::is_convertible_v<decltype(D::name), char const*>,
                 "nsightkit::set_module_domain<D>: D must have `static constexpr char const* name`");
-#if NSIGHTKIT_ENABLED
-  detail::module::registry().domain.store(&detail::module::domain_ops<D>,
-                                          std::memory_order_release);
-#endif
+  detail::module::set_domain<D>();
 }
 
 /// The domain module ranges go to (see set_module_domain()). Safe from any thread.
 /// @return its name ("" for NVTX's global domain).
-inline char const* module_domain() noexcept {
-#if NSIGHTKIT_ENABLED
-  return detail::module::registry().domain.load(std::memory_order_acquire)->name;
-#else
-  return DefaultDomain::name;
-#endif
-}
+inline char const* module_domain() noexcept { return detail::module::domain_name(); }
 
 /**
  * @brief Turns the default module ranges on (the default) or off; user hooks are unaffected.
@@ -400,30 +347,12 @@ inline char const* module_domain() noexcept {
  * Safe from any thread (one atomic operation); scopes already open still pop their range.
  * @param on false: module scopes push no range (only user hooks run).
  */
-inline void set_module_ranges(bool on) noexcept {
-#if NSIGHTKIT_ENABLED
-  auto& mode = detail::module::registry().mode;
-  if (on) {
-    mode.fetch_or(detail::module::mode_ranges, std::memory_order_relaxed);
-  } else {
-    mode.fetch_and(~detail::module::mode_ranges, std::memory_order_relaxed);
-  }
-#else
-  (void)on;
-#endif
-}
+inline void set_module_ranges(bool on) noexcept { detail::module::set_ranges(on); }
 
 /// Whether module scopes push their default range. Safe from any thread.
 /// @return true unless the last set_module_ranges() call passed false (always false under
 ///         `NSIGHTKIT_DISABLE`).
-inline bool module_ranges() noexcept {
-#if NSIGHTKIT_ENABLED
-  return (detail::module::registry().mode.load(std::memory_order_relaxed) &
-          detail::module::mode_ranges) != 0;
-#else
-  return false;
-#endif
-}
+inline bool module_ranges() noexcept { return detail::module::ranges_on(); }
 
 /**
  * @brief The path of the innermost module running on the calling thread ("" outside modules,
@@ -441,20 +370,7 @@ inline bool module_ranges() noexcept {
  * void launch(Kernel k) { counts[std::string{nsightkit::current_module_path()}] += 1; ... }
  * @endcode
  */
-inline std::string_view current_module_path() noexcept {
-#if NSIGHTKIT_ENABLED
-  detail::module::Frame* f = detail::module::current_frame;
-  if (f == nullptr) return {};
-  // The common case inline: the frame's node and its path are known. Resolving them is the path
-  // table's work (detail/module/paths.hpp), out of line.
-  if (detail::module::PathNode const* n = f->node) {
-    if (char const* path = n->path.load(std::memory_order_acquire)) return {path, n->path_size};
-  }
-  return detail::module::current_path_slow(f);
-#else
-  return {};
-#endif
-}
+inline std::string_view current_module_path() noexcept { return detail::module::current_path(); }
 
 /**
  * @brief From now on, module scopes keep the per-thread module stack even when nothing else
@@ -474,11 +390,7 @@ inline std::string_view current_module_path() noexcept {
  * }
  * @endcode
  */
-inline void track_module_paths() noexcept {
-#if NSIGHTKIT_ENABLED
-  detail::module::start_tracking();
-#endif
-}
+inline void track_module_paths() noexcept { detail::module::track_paths(); }
 
 /**
  * @brief The `ncu --nvtx-include` value that selects the kernels of the module at `path`
@@ -520,7 +432,6 @@ inline std::string ncu_nvtx_include(std::string_view path) {
 
 NSIGHTKIT_DETAIL_END_NAMESPACE
 
-#if NSIGHTKIT_ENABLED
 /**
  * @brief A module scope for the rest of the enclosing block: `NSIGHTKIT_MODULE("h{}", l);`.
  *
@@ -530,16 +441,7 @@ NSIGHTKIT_DETAIL_END_NAMESPACE
  * Several may share one block (they nest in order). Under `NSIGHTKIT_DISABLE` it expands to
  * nothing and its arguments are not evaluated.
  */
-#define NSIGHTKIT_MODULE(...)                                                                      \
-  ::nsightkit::ModuleScope const NSIGHTKIT_DETAIL_UNIQUE(nsightkit_module_) {                      \
-    ::nsightkit::detail::make_site([] {}),                                                         \
-        NSIGHTKIT_DETAIL_FMT_STRING(NSIGHTKIT_DETAIL_FIRST(__VA_ARGS__)), __VA_ARGS__              \
-  }
-#else
-#define NSIGHTKIT_MODULE(...) static_cast<void>(0)
-#endif
-
-#undef NSIGHTKIT_DETAIL_MODULE_HOT
+#define NSIGHTKIT_MODULE(...) NSIGHTKIT_DETAIL_MODULE(__VA_ARGS__)
 
 // HookHandle's members: inline header-only and disabled; in src/nsightkit.cpp compiled and
 // enabled (detail/compiled.hpp).

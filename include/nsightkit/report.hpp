@@ -27,9 +27,6 @@
 #endif
 #if NSIGHTKIT_HAS_CUDA
 #include <nsightkit/stream.hpp>
-#if NSIGHTKIT_ENABLED && defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
-#include <nsightkit/detail/cuda_driver.hpp>
-#endif
 #endif
 
 #include <cstddef>
@@ -81,12 +78,7 @@ class Report {
    *         stderr).
    */
   static bool enable(ReportOptions const& options = ReportOptions{}) noexcept {
-#if NSIGHTKIT_ENABLED
     return detail::report::entry::enable(options);
-#else
-    (void)options;
-    return false;
-#endif
   }
 
   /**
@@ -96,37 +88,19 @@ class Report {
    *         item, and returns false.
    */
   static bool enable_from_environment() noexcept {
-#if NSIGHTKIT_ENABLED
     return detail::report::entry::enable_from_environment();
-#else
-    return false;
-#endif
   }
 
   /// Stops recording. Collected data is kept; ranges open now lose their end.
-  static void disable() noexcept {
-#if NSIGHTKIT_ENABLED
-    detail::report::entry::disable();
-#endif
-  }
+  static void disable() noexcept { detail::report::entry::disable(); }
 
   /// Whether the report records. @return true between enable() and disable() (always false
   /// under `NSIGHTKIT_DISABLE`).
-  [[nodiscard]] static bool is_enabled() noexcept {
-#if NSIGHTKIT_ENABLED
-    return detail::report::entry::is_enabled();
-#else
-    return false;
-#endif
-  }
+  [[nodiscard]] static bool is_enabled() noexcept { return detail::report::entry::is_enabled(); }
 
   /// Drops everything collected so far and restarts the run's time origin. Ranges open at this
   /// moment are forgotten.
-  static void reset() noexcept {
-#if NSIGHTKIT_ENABLED
-    detail::report::entry::reset();
-#endif
-  }
+  static void reset() noexcept { detail::report::entry::reset(); }
 
   /// The options in force. @return a copy of them (defaults when never enabled).
   /// @throws std::bad_alloc when the copy cannot be made.
@@ -175,13 +149,7 @@ class Report {
    * @return the JSON document (`{"traceEvents":[]}` under NSIGHTKIT_DISABLE).
    * @throws std::bad_alloc when the text cannot be built.
    */
-  [[nodiscard]] static std::string trace_json() {
-#if NSIGHTKIT_ENABLED
-    return detail::report::entry::trace_json();
-#else
-    return "{\"traceEvents\":[]}\n";
-#endif
-  }
+  [[nodiscard]] static std::string trace_json() { return detail::report::entry::trace_json(); }
 
   /**
    * @brief The HTML page of `snapshot`: one self-contained file (inline styles and scripts, no
@@ -207,12 +175,7 @@ class Report {
    * @return false when it could not be written (reported on stderr), or under NSIGHTKIT_DISABLE.
    */
   static bool write_html(std::string const& path) noexcept {
-#if NSIGHTKIT_ENABLED
     return detail::report::entry::write_html(path);
-#else
-    (void)path;
-    return false;
-#endif
   }
 
   /**
@@ -222,13 +185,7 @@ class Report {
    * @return false when a file could not be written (reported on stderr), or when nothing was
    *         recorded at all (not enabled, NSIGHTKIT_DISABLE).
    */
-  static bool write() noexcept {
-#if NSIGHTKIT_ENABLED
-    return detail::report::entry::write();
-#else
-    return false;
-#endif
-  }
+  static bool write() noexcept { return detail::report::entry::write(); }
 
   /// This process's rank from the launcher variables (OMPI_COMM_WORLD_RANK, PMI_RANK,
   /// SLURM_PROCID, RANK, LOCAL_RANK; first set wins).
@@ -271,26 +228,10 @@ class CurrentStream {
  public:
   /// Sets `stream` as the thread's current stream until destruction.
   /// @param stream a stream of the current device; it must outlive this object.
-  explicit CurrentStream(StreamView stream) noexcept {
-#if NSIGHTKIT_ENABLED
-    previous_ = detail::report::current_gpu;
-    void* s = static_cast<void*>(stream.value());
-#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
-    if (s == nullptr) s = detail::cuda_driver::per_thread_stream();  // what 0 means in this TU
-#endif
-    detail::report::current_gpu =
-        detail::report::GpuContext{s, detail::report::entry::driver_events()};
-#else
-    (void)stream;
-#endif
-  }
+  explicit CurrentStream(StreamView stream) noexcept : scope_{static_cast<void*>(stream.value())} {}
 
   /// Restores the previous current stream (or none).
-  ~CurrentStream() noexcept {
-#if NSIGHTKIT_ENABLED
-    detail::report::current_gpu = previous_;
-#endif
-  }
+  ~CurrentStream() = default;
 
   CurrentStream(CurrentStream const&) = delete;
   CurrentStream(CurrentStream&&) = delete;
@@ -299,10 +240,8 @@ class CurrentStream {
   static void* operator new(std::size_t) = delete;
   static void* operator new[](std::size_t) = delete;
 
-#if NSIGHTKIT_ENABLED
  private:
-  detail::report::GpuContext previous_{};
-#endif
+  detail::report::entry::StreamScope scope_;
 };
 
 /**
@@ -376,13 +315,6 @@ class GpuRangeIn {
 using GpuRange = GpuRangeIn<DefaultDomain>;
 #endif  // NSIGHTKIT_HAS_CUDA
 
-#if NSIGHTKIT_ENABLED && !defined(NSIGHTKIT_REPORT_NO_AUTOSTART) && !NSIGHTKIT_DETAIL_COMPILED
-namespace detail {
-// Reads NSIGHTKIT_REPORT once per process during static initialisation (see the file comment).
-NSIGHTKIT_DETAIL_VISIBLE inline bool const report_autostarted = report::entry::autostart();
-}  // namespace detail
-#endif
-
 NSIGHTKIT_DETAIL_END_NAMESPACE
 
 // Report's members that return the report's large types by value (which makes every translation
@@ -392,17 +324,5 @@ NSIGHTKIT_DETAIL_END_NAMESPACE
 #include <nsightkit/detail/report/report_impl.hpp>
 #endif
 
-#if NSIGHTKIT_ENABLED && !defined(NSIGHTKIT_REPORT_NO_AUTOSTART) && NSIGHTKIT_DETAIL_COMPILED
-// Compiled, the start-up read is libnsightkit's (src/nsightkit_startup.cpp): this reference, which
-// generates no code, links it into the program. There it runs after the engine's process-wide
-// objects are made, which an initialiser here could not be sure of.
-extern "C" NSIGHTKIT_DETAIL_VISIBLE int const nsightkit_detail_startup;
-namespace nsightkit::detail {
-#if defined(__GNUC__) || defined(__clang__)
-[[maybe_unused]] __attribute__((used)) static int const* const report_startup_link =
-    &nsightkit_detail_startup;
-#else
-[[maybe_unused]] static int const* const report_startup_link = &nsightkit_detail_startup;
-#endif
-}  // namespace nsightkit::detail
-#endif
+// The start-up read of NSIGHTKIT_REPORT (see the file comment).
+#include <nsightkit/detail/report/autostart.hpp>

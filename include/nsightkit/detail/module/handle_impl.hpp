@@ -1,8 +1,8 @@
-// Internal: HookHandle's members (module.hpp). Enabled, they move, reset and remove the hook's
-// shared_ptrs: in the compiled mode (detail/compiled.hpp) src/nsightkit.cpp defines them once, so
-// that a translation unit that includes module.hpp instantiates none of that; header-only, and
-// disabled (where they do nothing and must stay inline: a disabled program calls nothing),
-// module.hpp includes them.
+// Internal: HookHandle's members (module.hpp), over detail::module::HandleState (control.hpp).
+// Enabled, they move, reset and remove the hook's shared_ptrs: in the compiled mode
+// (detail/compiled.hpp) src/nsightkit.cpp defines them once, so that a translation unit that
+// includes module.hpp instantiates none of that; header-only, and disabled (where they do nothing
+// and must stay inline: a disabled program calls nothing), module.hpp includes them.
 #pragma once
 
 #include <nsightkit/config.hpp>
@@ -20,43 +20,21 @@
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 
 NSIGHTKIT_DETAIL_HANDLE_MEMBER HookHandle::HookHandle(HookHandle&& other) noexcept
-#if NSIGHTKIT_ENABLED
-    : entry_{std::move(other.entry_)},
-      set_{std::move(other.set_)}
-#endif
-{
-#if !NSIGHTKIT_ENABLED
-  (void)other;
-#endif
-}
+    : state_{std::move(other.state_)} {}
 
 NSIGHTKIT_DETAIL_HANDLE_MEMBER HookHandle& HookHandle::operator=(HookHandle&& other) noexcept {
   if (this != &other) {
     remove();
-#if NSIGHTKIT_ENABLED
-    entry_ = std::move(other.entry_);
-    set_ = std::move(other.set_);
-#endif
+    state_ = std::move(other.state_);
   }
   return *this;
 }
 
 NSIGHTKIT_DETAIL_HANDLE_MEMBER HookHandle::~HookHandle() { remove(); }
 
-NSIGHTKIT_DETAIL_HANDLE_MEMBER void HookHandle::remove() noexcept {
-#if NSIGHTKIT_ENABLED
-  if (entry_ && set_) detail::module::remove_hook(*set_, entry_);
-  entry_.reset();
-  set_.reset();
-#endif
-}
+NSIGHTKIT_DETAIL_HANDLE_MEMBER void HookHandle::remove() noexcept { state_.remove(); }
 
-NSIGHTKIT_DETAIL_HANDLE_MEMBER void HookHandle::release() noexcept {
-#if NSIGHTKIT_ENABLED
-  entry_.reset();
-  set_.reset();
-#endif
-}
+NSIGHTKIT_DETAIL_HANDLE_MEMBER void HookHandle::release() noexcept { state_.release(); }
 
 NSIGHTKIT_DETAIL_END_NAMESPACE
 

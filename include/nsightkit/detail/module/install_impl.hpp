@@ -14,8 +14,8 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail {
 
 #if NSIGHTKIT_ENABLED
-NSIGHTKIT_DETAIL_ENTRY HookHandle add_hook(std::shared_ptr<module::HookSet> set, ModuleHook fn,
-                                           bool post) {
+NSIGHTKIT_DETAIL_ENTRY module::HandleState add_hook(std::shared_ptr<module::HookSet> set,
+                                                    ModuleHook fn, bool post) {
   auto e = std::make_shared<detail::module::HookEntry>();
   e->fn = std::move(fn);
   detail::module::Registry& reg = detail::module::registry();
@@ -29,7 +29,7 @@ NSIGHTKIT_DETAIL_ENTRY HookHandle add_hook(std::shared_ptr<module::HookSet> set,
     if (instance) reg.instance_hooks.fetch_sub(1, std::memory_order_relaxed);
     NSIGHTKIT_DETAIL_RETHROW();  // std::bad_alloc: adding a hook may throw
   }
-  return HookHandle{std::move(e), std::move(set)};
+  return module::HandleState{std::move(e), std::move(set)};
 }
 
 NSIGHTKIT_DETAIL_ENTRY std::shared_ptr<module::HookSet> global_hook_set() noexcept {

@@ -6,6 +6,8 @@
 // detail/compiled.hpp) this header only declares them and src/nsightkit.cpp defines them once, so
 // a translation unit that includes report.hpp neither parses the engine nor generates its code;
 // in a disabled build too, where the outputs and the grammar still work (the first group below).
+// The rest has an enabled and a disabled (NSIGHTKIT_DISABLE: nothing records) definition side by
+// side here, so the public Report and CurrentStream are written once.
 #pragma once
 
 #include <nsightkit/config.hpp>
@@ -16,6 +18,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+
+// What 0 means for a stream depends on the translation unit (CurrentStream's constructor).
+#if NSIGHTKIT_ENABLED && NSIGHTKIT_HAS_CUDA && defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+#include <nsightkit/detail/cuda_driver.hpp>
+#endif
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::report::entry {
@@ -60,6 +67,39 @@ NSIGHTKIT_DETAIL_ENTRY bool write_html(std::string const& path) noexcept;
 NSIGHTKIT_DETAIL_ENTRY bool write() noexcept;
 /// The CUDA driver's event functions, which CurrentStream hands to the events GPU source.
 NSIGHTKIT_DETAIL_ENTRY EventApi const* driver_events() noexcept;
+
+/// CurrentStream's work: makes `stream` the thread's current stream until destruction.
+class StreamScope {
+ public:
+  explicit StreamScope(void* stream) noexcept : previous_{current_gpu} {
+#if NSIGHTKIT_HAS_CUDA && defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+    if (stream == nullptr) stream = cuda_driver::per_thread_stream();  // what 0 means in this TU
+#endif
+    current_gpu = GpuContext{stream, driver_events()};
+  }
+  ~StreamScope() { current_gpu = previous_; }
+  StreamScope(StreamScope const&) = delete;
+  StreamScope& operator=(StreamScope const&) = delete;
+
+ private:
+  GpuContext previous_;
+};
+#else  // NSIGHTKIT_DISABLE: nothing records; no engine to call.
+inline bool enable(ReportOptions const& /*options*/) noexcept { return false; }
+inline bool enable_from_environment() noexcept { return false; }
+inline void disable() noexcept {}
+inline bool is_enabled() noexcept { return false; }
+inline void reset() noexcept {}
+inline std::string trace_json() { return "{\"traceEvents\":[]}\n"; }
+inline bool write_html(std::string const& /*path*/) noexcept { return false; }
+inline bool write() noexcept { return false; }
+
+class StreamScope {
+ public:
+  explicit StreamScope(void* /*stream*/) noexcept {}
+  StreamScope(StreamScope const&) = delete;
+  StreamScope& operator=(StreamScope const&) = delete;
+};
 #endif
 
 }  // namespace detail::report::entry
