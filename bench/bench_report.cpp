@@ -5,8 +5,8 @@
 // The BM_attribution_ rows measure what the CUPTI source adds on the launching thread, without a
 // GPU: a stand-in source takes the place of CUPTI, and each "launch" is the call nsightkit's
 // launch callback makes (note_launch); CUPTI's own callback dispatch is not in them.
+#include <nsightkit/detail/cupti/attribution.hpp>
 #include <nsightkit/detail/report/clock.hpp>
-#include <nsightkit/detail/report/gpu_attribution.hpp>
 #include <nsightkit/detail/report/owner_lock.hpp>
 #include <nsightkit/report.hpp>
 

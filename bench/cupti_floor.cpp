@@ -4,10 +4,10 @@
 // own collection cost and nothing of nsightkit's: the floor that the report's cost on a program's
 // step time is compared with (scripts/gpu/cupti.sh, COST_MODES=floor). With
 // NSIGHTKIT_CUPTI_FLOOR_CALLBACKS=1 it also subscribes an empty callback to the calls the report
-// watches (detail/report/cupti_calls.hpp) and to CUPTI's resource domain, as the report does: the
+// watches (detail/cupti/calls.hpp) and to CUPTI's resource domain, as the report does: the
 // floor of the callback design (COST_MODES=floor_cb). At exit it prints how many records and
 // callbacks it saw, so a run shows the floor was really on.
-#include <nsightkit/detail/report/cupti_calls.hpp>
+#include <nsightkit/detail/cupti/calls.hpp>
 
 #include <cupti.h>
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #if NSIGHTKIT_ENABLED
+#include <nsightkit/detail/cupti/attribution.hpp>
 #include <nsightkit/detail/report/clock.hpp>
-#include <nsightkit/detail/report/gpu_attribution.hpp>
 
 namespace nsightkit_test {
 

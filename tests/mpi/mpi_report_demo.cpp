@@ -24,8 +24,8 @@
 #include <mpi.h>
 
 #if NSIGHTKIT_ENABLED
+#include <nsightkit/detail/cupti/attribution.hpp>
 #include <nsightkit/detail/report/clock.hpp>
-#include <nsightkit/detail/report/gpu_attribution.hpp>
 #include <nsightkit/detail/report/lifecycle.hpp>
 #endif
 

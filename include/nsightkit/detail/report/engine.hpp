@@ -6,7 +6,7 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
-#include <nsightkit/detail/report/gpu_events.hpp>
+#include <nsightkit/detail/report/events_source.hpp>
 #include <nsightkit/detail/report/html.hpp>
 #include <nsightkit/detail/report/lifecycle.hpp>
 #include <nsightkit/detail/report/options.hpp>

@@ -1,4 +1,4 @@
-// Internal: EventApi — the CUDA event calls the "events" GPU source (gpu_events.hpp) makes, as a
+// Internal: EventApi — the CUDA event calls the "events" GPU source (events_source.hpp) makes, as a
 // table of plain functions over opaque handles: the CUDA driver's by default (loaded at run time,
 // so the report links no CUDA library; CurrentStream hands it to the source), a fake in the tests.
 #pragma once

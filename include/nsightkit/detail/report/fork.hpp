@@ -13,7 +13,7 @@
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/process.hpp>
 #include <nsightkit/detail/report/counters.hpp>
-#include <nsightkit/detail/report/gpu_events.hpp>
+#include <nsightkit/detail/report/events_source.hpp>
 #include <nsightkit/detail/report/state.hpp>
 #include <nsightkit/detail/report/trace_stream.hpp>
 #include <nsightkit/detail/report/watcher.hpp>

@@ -10,8 +10,8 @@
 #include <nsightkit/detail/process.hpp>
 #include <nsightkit/detail/report/claim.hpp>
 #include <nsightkit/detail/report/counters.hpp>
+#include <nsightkit/detail/report/events_source.hpp>
 #include <nsightkit/detail/report/fork.hpp>
-#include <nsightkit/detail/report/gpu_events.hpp>
 #include <nsightkit/detail/report/options.hpp>
 #include <nsightkit/detail/report/output_file.hpp>
 #include <nsightkit/detail/report/record.hpp>

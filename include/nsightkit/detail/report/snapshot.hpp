@@ -4,7 +4,7 @@
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/process.hpp>
 #include <nsightkit/detail/report/advice.hpp>
-#include <nsightkit/detail/report/gpu_work.hpp>
+#include <nsightkit/detail/report/gpu_source.hpp>
 #include <nsightkit/detail/report/record.hpp>
 #include <nsightkit/detail/report/state.hpp>
 #include <nsightkit/detail/report/stats.hpp>

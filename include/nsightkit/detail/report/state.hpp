@@ -182,7 +182,7 @@ struct GpuSlice {
   std::uint32_t label{no_node};  // ThreadData::gpu_labels: what ran (CUPTI); no_node: the range
 };
 
-/// What a GPU slice with a label is (the high word of its label key, gpu_accounting.hpp).
+/// What a GPU slice with a label is (the high word of its label key, detail/cupti/thread_work.hpp).
 enum class SliceKind : std::uint8_t { other = 0, kernel = 1, memcpy = 2, memset = 3 };
 
 /// A GPU stream as the trace shows it: by handle (events), or by CUPTI's stream id (id >= 0).

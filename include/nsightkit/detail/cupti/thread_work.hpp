@@ -1,15 +1,15 @@
-// Internal: the GPU attribution's accounting (gpu_attribution.hpp holds the source that feeds
-// it). Activities wait, parked with their launch, in the launching thread's ThreadWork until they
-// are settled; a settled run [seq_begin, seq_end) of a thread's launch sequence becomes the GPU
-// work of one call of a path (account), a replayed graph's work one call of each captured path
-// (account_replays); device and stream totals keep the union of their busy intervals (Totals).
-// Plain data and functions over it: the caller holds the source's mutex.
+// Internal: each launching thread's GPU work on its way to the paths — activities parked with
+// their launch in the thread's ThreadWork until a settle, when a run [seq_begin, seq_end) of the
+// thread's launch sequence becomes the work of one call of a path (account), a replayed graph's
+// work one call of each captured path (account_replays); device and stream totals keep the union
+// of their busy intervals (Totals). Plain data and functions over it: attribution.hpp's source
+// feeds it and holds the mutex.
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/cupti/correlation.hpp>
 #include <nsightkit/detail/json.hpp>
 #include <nsightkit/detail/report/gpu_source.hpp>
-#include <nsightkit/detail/report/gpu_work.hpp>
 #include <nsightkit/detail/report/state.hpp>
 
 #include <algorithm>
@@ -23,8 +23,45 @@
 #include <utility>
 #include <vector>
 
+#if defined(__GNUC__) || defined(__clang__)
+#include <cxxabi.h>
+
+#include <cstdlib>
+#endif
+
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::report {
+
+/// The demangled form of a C++ symbol, or `name` itself.
+inline std::string demangle(char const* name) {
+  if (name == nullptr) return "?";
+#if defined(__GNUC__) || defined(__clang__)
+  int status = 0;
+  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (d != nullptr) {
+    std::string out = status == 0 ? std::string{d} : std::string{name};
+    std::free(d);
+    return out;
+  }
+#endif
+  return name;
+}
+
+/// Length of the union of intervals [start, end) — sorted in place by start — counting only
+/// what lies after `frontier` (time already counted by an earlier part of the same call). Returns
+/// the length; `frontier` becomes the end of the union.
+inline std::int64_t union_length(std::vector<std::pair<std::int64_t, std::int64_t>>& v,
+                                 std::int64_t& frontier) {
+  std::sort(v.begin(), v.end());
+  std::int64_t total = 0;
+  for (auto const& [s0, e] : v) {
+    std::int64_t const s = std::max(s0, frontier);
+    if (e <= s) continue;
+    total += e - s;
+    frontier = e;
+  }
+  return total;
+}
 
 /// The attribution's data for one recording thread.
 struct AttributionThread final : ThreadGpu {

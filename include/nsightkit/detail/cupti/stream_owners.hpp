@@ -1,11 +1,11 @@
 // Internal: which range owns which stream, for the "cupti" source's delegated launches — work a
 // thread without ranges (NCCL's launch thread) launches on a stream that a range made current is
-// counted for that range (gpu_attribution.hpp). Keeps the owners per stream and finds the owner
+// counted for that range (attribution.hpp). Keeps the owners per stream and finds the owner
 // of a launch by its time.
 #pragma once
 
 #include <nsightkit/config.hpp>
-#include <nsightkit/detail/report/gpu_accounting.hpp>
+#include <nsightkit/detail/cupti/thread_work.hpp>
 #include <nsightkit/detail/report/state.hpp>
 
 #include <algorithm>

@@ -24,12 +24,12 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
-#include <nsightkit/detail/report/gpu_accounting.hpp>
+#include <nsightkit/detail/cupti/correlation.hpp>
+#include <nsightkit/detail/cupti/stream_owners.hpp>
+#include <nsightkit/detail/cupti/thread_work.hpp>
 #include <nsightkit/detail/report/gpu_source.hpp>
-#include <nsightkit/detail/report/gpu_work.hpp>
 #include <nsightkit/detail/report/record.hpp>
 #include <nsightkit/detail/report/state.hpp>
-#include <nsightkit/detail/report/stream_owners.hpp>
 
 #include <algorithm>
 #include <atomic>
