@@ -135,7 +135,7 @@ TEST_CASE("nsightkit's ranges are counted once though the report is also the NVT
   }
 #if NSIGHTKIT_ENABLED
   // The tool is the report's own: nsightkit's ranges reach it directly, without an NVTX call.
-  CHECK(nsk::detail::nvtx_push_state.load() == 3);
+  CHECK(nsk::detail::nvtx_push_state.load() == nsk::detail::NvtxPushState::report_tool);
 #endif
 }
 

@@ -65,7 +65,7 @@ TEST_CASE("with the report on, another NVTX tool (the Recorder) still gets every
     REQUIRE(snap.find("reported outer/reported layer")->cpu.count == 2);
   }
 #if NSIGHTKIT_ENABLED
-  CHECK(nsightkit::detail::nvtx_push_state.load() == 2);
+  CHECK(nsightkit::detail::nvtx_push_state.load() == nsightkit::detail::NvtxPushState::tool);
 #endif
 }
 

@@ -173,7 +173,8 @@ NSIGHTKIT_DETAIL_VISIBLE bool resolve_nvtx_listening() noexcept;
 template <class D>
 inline bool nvtx_tool_listening() noexcept {
   auto const state = nvtx_push_state.load(std::memory_order_acquire);
-  return state >= 2 || (state == 0 && resolve_nvtx_listening());
+  return state >= NvtxPushState::tool ||
+         (state == NvtxPushState::unresolved && resolve_nvtx_listening());
 }
 
 /// True when a range of any domain would reach anyone: an NVTX tool or an nsightkit sink.

@@ -57,7 +57,8 @@ inline Emitted emit_core(DomainFn&& domain, char const* domain_name, Attributes 
   Emitted r;
   bool const to_sinks = sinks_active();
   // The report's own tool would ignore the call (sinks_have_it): skip NVTX's whole round trip.
-  if (nvtx_listening_any() && !(to_sinks && nvtx_push_state.load(std::memory_order_relaxed) == 3)) {
+  if (nvtx_listening_any() && !(to_sinks && nvtx_push_state.load(std::memory_order_relaxed) ==
+                                                NvtxPushState::report_tool)) {
     NvtxDomain& d = domain();
     nvtxEventAttributes_t e = event_attributes(d, a);
     set_message(e, handle(d), text);

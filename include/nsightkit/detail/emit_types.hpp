@@ -33,15 +33,22 @@ struct Emitted {
   std::uint64_t sink_id{0};
 };
 
-/// Whether a tool handles pushes in this linkage unit, as last resolved: 0 = not yet known,
-/// 1 = no (NVTX nulled the push pointer at initialisation), 2 = yes, 3 = yes, and the tool is the
-/// report's own (report_tool_push), which ignores what the sinks already get: a range the sinks
-/// get makes no NVTX call then. nsightkit answers the hot "is anyone listening?" question from
-/// this flag rather than from NVTX's function pointer: NVTX writes its pointers with plain stores
-/// while it initialises, so reading one from another thread at that moment is a data race
-/// (ThreadSanitizer reports it); the flag is written only after initialisation has finished
-/// (detail/nvtx.hpp, nvtx_resolve_listening).
-inline std::atomic<unsigned char> nvtx_push_state{0};
+/// Whether a tool handles NVTX pushes in this linkage unit. Ordered: every state from `tool` on
+/// has a tool listening, so the hot path asks with one compare.
+enum class NvtxPushState : unsigned char {
+  unresolved = 0,   ///< not known yet: NVTX has not been initialised here
+  no_tool = 1,      ///< NVTX nulled the push pointer at initialisation
+  tool = 2,         ///< a tool handles pushes
+  report_tool = 3,  ///< the tool is the report's own (report_tool_push), which ignores what the
+                    ///< sinks already get: a range the sinks get makes no NVTX call then
+};
+
+/// The NvtxPushState of this linkage unit, as last resolved. nsightkit answers the hot "is anyone
+/// listening?" question from this flag rather than from NVTX's function pointer: NVTX writes its
+/// pointers with plain stores while it initialises, so reading one from another thread at that
+/// moment is a data race (ThreadSanitizer reports it); the flag is written only after
+/// initialisation has finished (detail/nvtx.hpp, nvtx_resolve_listening).
+inline std::atomic<NvtxPushState> nvtx_push_state{NvtxPushState::unresolved};
 
 /// The push callback the report's NVTX tool installs (detail/report/nvtx_tool.hpp), set before
 /// NVTX's initialisation returns; 0 while it has attached nowhere. One per process.

@@ -64,24 +64,24 @@ inline nvtxDomainHandle_t domain_handle() noexcept {
 /// seen the flag waits here until the initialisation is complete, so none reads NVTX's pointers
 /// while they are being written.
 NSIGHTKIT_DETAIL_NOINLINE inline bool nvtx_resolve_listening() noexcept {
-  static unsigned char const state = [] {
+  static NvtxPushState const state = [] {
     nvtxInitialize(nullptr);
     auto const push = NVTX_VERSIONED_IDENTIFIER(nvtxGlobals).nvtxDomainRangePushEx_impl_fnptr;
-    if (push == nullptr) return static_cast<unsigned char>(1);
+    if (push == nullptr) return NvtxPushState::no_tool;
     std::uintptr_t const own = report_tool_push.load(std::memory_order_acquire);
-    return static_cast<unsigned char>(
-        own != 0 && reinterpret_cast<std::uintptr_t>(push) == own ? 3 : 2);
+    return own != 0 && reinterpret_cast<std::uintptr_t>(push) == own ? NvtxPushState::report_tool
+                                                                     : NvtxPushState::tool;
   }();
   nvtx_push_state.store(state, std::memory_order_release);
-  return state != 1;
+  return state != NvtxPushState::no_tool;
 }
 
 /// True when an NVTX tool handles pushes in this linkage unit. The common no-tool case is one
 /// load and one branch; the first call initialises NVTX (which attaches a tool, if any).
 inline bool nvtx_listening_any() noexcept {
   auto const state = nvtx_push_state.load(std::memory_order_acquire);
-  if (state == 1) return false;
-  return state >= 2 || nvtx_resolve_listening();
+  if (state == NvtxPushState::no_tool) return false;
+  return state >= NvtxPushState::tool || nvtx_resolve_listening();
 }
 
 /// Per-domain table of registered strings, keyed by content. Bounded: past `capacity` distinct
