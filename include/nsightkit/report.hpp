@@ -224,11 +224,12 @@ class Report {
  * launch_forward(stream);
  * @endcode
  */
-class CurrentStream {
+class CurrentStream : private detail::report::entry::StreamScope {
  public:
   /// Sets `stream` as the thread's current stream until destruction.
   /// @param stream a stream of the current device; it must outlive this object.
-  explicit CurrentStream(StreamView stream) noexcept : scope_{static_cast<void*>(stream.value())} {}
+  explicit CurrentStream(StreamView stream) noexcept
+      : StreamScope{static_cast<void*>(stream.value())} {}
 
   /// Restores the previous current stream (or none).
   ~CurrentStream() = default;
@@ -239,9 +240,6 @@ class CurrentStream {
   CurrentStream& operator=(CurrentStream&&) = delete;
   static void* operator new(std::size_t) = delete;
   static void* operator new[](std::size_t) = delete;
-
- private:
-  detail::report::entry::StreamScope scope_;
 };
 
 /**
