@@ -78,7 +78,7 @@ class NsightkitConan(ConanFile):
     description = (
         "C++17 instrumentation SDK for C++/CUDA code and NVIDIA Nsight tools: RAII NVTX3 ranges, "
         "module hooks, a capture window for nsys/ncu, a pinned-memory pool and a stream prefetcher, "
-        "CUDA-graph capture that names the layer, an in-process per-range report (CPU time, GPU "
+        "CUDA-graph recording that names the layer, an in-process per-range report (CPU time, GPU "
         "work from CUPTI, advice, HTML and Chrome-trace export; every MPI rank's merged on rank 0) "
         "compiled once per program in libnsightkit, the nsightkit command (nsightkit profile gives "
         "the report for any program, C++ or Python), and compile-time disabling")

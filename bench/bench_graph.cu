@@ -1,14 +1,14 @@
 // What attributing CUDA-graph replays to modules costs, and what a graph saves over eager
 // launches, in one process:
 //
-//   graph/report:0    replay of a captured graph of 50 small kernels (5 modules of 10), then a
+//   graph/report:0    replay of a recorded graph of 50 small kernels (5 modules of 10), then a
 //                     stream synchronize; the report off (CUPTI collection disabled)
 //   graph/report:1    the same graph with the report on (gpu=cupti): every replayed kernel is
-//                     collected and attributed to the module that captured it
+//                     collected and attributed to the module that recorded it
 //   eager/report:0|1  the same 50 kernels launched one by one inside the same module scopes
 //
 // The second argument is the kernels' length: 0 (empty kernels: launch-bound) or 2000 ns (a
-// spin kernel). The graph is captured once, with the report on (so its nodes carry their module
+// spin kernel). The graph is recorded once, with the report on (so its nodes carry their module
 // paths); "report off" disables the report around the measurement (Report::disable stops CUPTI's
 // collection), so off and on replay the very same graph and can be interleaved
 // (--benchmark_enable_random_interleaving). scripts/gpu/graphs.sh runs it and prints the ratios:
@@ -61,11 +61,11 @@ nsightkit::ReportOptions report_options() {
   return o;
 }
 
-/// The stream and one captured graph per kernel length, made once (with the report on); the
+/// The stream and one recorded graph per kernel length, made once (with the report on); the
 /// reason it could not be, or "".
 struct Setup {
   cudaStream_t stream{};
-  std::map<long long, nsightkit::CapturedGraph> graphs;
+  std::map<long long, nsightkit::RecordedGraph> graphs;
   std::string why;
 };
 
@@ -95,13 +95,13 @@ Setup& setup() {
       for (long long ns : {0LL, 2000LL}) {
         forward(st->stream, ns);  // load the kernel, warm up
         if (cudaStreamSynchronize(st->stream) != cudaSuccess) throw std::runtime_error{"sync"};
-        nsightkit::GraphCapture capture{nsightkit::StreamView{st->stream},
-                                        "forward " + std::to_string(ns) + " ns"};
+        nsightkit::GraphRecorder recorder{nsightkit::StreamView{st->stream},
+                                          "forward " + std::to_string(ns) + " ns"};
         forward(st->stream, ns);
-        capture.end(st->graphs[ns]);
+        recorder.end(st->graphs[ns]);
       }
     } catch (std::exception const& e) {
-      st->why = std::string{"capture failed: "} + e.what();
+      st->why = std::string{"recording failed: "} + e.what();
     }
     nsightkit::Report::disable();
     nsightkit::Report::reset();
@@ -141,7 +141,7 @@ void graph(benchmark::State& state) {
     return;
   }
   bool const on = state.range(0) != 0;
-  nsightkit::CapturedGraph& g = s.graphs.at(state.range(1));
+  nsightkit::RecordedGraph& g = s.graphs.at(state.range(1));
   report(on);
   for (auto _ : state) {
     g.launch(nsightkit::StreamView{s.stream});

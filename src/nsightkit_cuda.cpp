@@ -1,5 +1,5 @@
 // nsightkit's compiled part for CUDA (NSIGHTKIT_COMPILED; see src/nsightkit.cpp and
-// docs/compile-cost.md): the members of PinnedMemoryPool and GraphCapture's text and watch
+// docs/compile-cost.md): the members of PinnedMemoryPool and GraphRecorder's text and watch
 // functions, in the enabled and (built with NSIGHTKIT_DISABLE) the disabled mode alike: neither is
 // instrumentation. A separate object, so that a program that uses neither neither links it nor
 // needs the CUDA runtime; without the CUDA headers it is empty.
@@ -10,6 +10,6 @@
 #include <nsightkit/config.hpp>
 
 #if NSIGHTKIT_HAS_CUDA
-#include <nsightkit/detail/graph/capture_impl.hpp>
+#include <nsightkit/detail/graph/recorder_impl.hpp>
 #include <nsightkit/detail/pinned/pool_impl.hpp>
 #endif

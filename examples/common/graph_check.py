@@ -65,7 +65,7 @@ def clear_runs(out_dir, base="report"):
 def read_runs(out_dir, base="report"):
     """The eager and the graph run's summaries (DIR/BASE.eager.json, DIR/BASE.graph.json). Skip
     when either was not measured by the CUPTI source, the only one that attributes a replay's
-    kernels to the modules that captured them (the summary's GPU note says why)."""
+    kernels to the modules that recorded them (the summary's GPU note says why)."""
     runs = []
     for tag, name in (("eager", "eager"), ("graph", "graph")):
         s = nkr.read_summary(os.path.join(out_dir, f"{base}.{tag}.json"))

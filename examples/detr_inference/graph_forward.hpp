@@ -1,7 +1,7 @@
-// The detector's forward as CUDA graphs (--cuda-graph): one graph captured per input shape with
-// nsightkit::GraphCapture, replayed for every later batch of that shape. Each shape has a static
+// The detector's forward as CUDA graphs (--cuda-graph): one graph recorded per input shape with
+// nsightkit::GraphRecorder, replayed for every later batch of that shape. Each shape has a static
 // input tensor (every batch is copied into it on the compute stream before the replay) and
-// static outputs (the model's own output buffers at capture time, kept alive with everything
+// static outputs (the model's own output buffers at recording time, kept alive with everything
 // else the graph uses). This header needs no CUDA header; builds without the CUDA backend get a
 // factory that says so.
 #pragma once
@@ -30,19 +30,19 @@ class GraphForward {
   /// The model's outputs for `images` (a CUDA tensor, NHWC [N, 3, H, W], ready on the
   /// backend's stream): the first batch of a shape runs the forward once eagerly on the static
   /// input (so every algorithm choice, workspace growth and allocation happens outside the
-  /// capture), then captures it; every batch is then copied into the static input and the graph
+  /// recording), then records it; every batch is then copied into the static input and the graph
   /// is replayed. The returned tensors are the graph's static outputs: valid until the next
   /// run() of the same shape.
-  /// @throws std::runtime_error when the capture fails: the message names each call that was
-  ///         unsafe during capture and the module that made it (with the nsightkit::cupti
+  /// @throws std::runtime_error when the recording fails: the message names each call that was
+  ///         unsafe during recording and the module that made it (with the nsightkit::cupti
   ///         component), or CUDA's error; CudaError when a copy or a launch fails.
   virtual DetrOutput run(Tensor const& images) = 0;
 
-  /// Fills the static outputs of `images`'s shape with NaN (a shape captured before), so that a
+  /// Fills the static outputs of `images`'s shape with NaN (a shape recorded before), so that a
   /// check after the next replay sees only what the replay wrote.
   virtual void poison_outputs(Tensor const& images) = 0;
 
-  /// Graphs captured so far (input shapes seen).
+  /// Graphs recorded so far (input shapes seen).
   [[nodiscard]] virtual std::size_t graphs() const noexcept = 0;
   /// One line per graph: its shape, replays, and how it was made.
   [[nodiscard]] virtual std::string describe() const = 0;

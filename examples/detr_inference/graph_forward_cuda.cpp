@@ -1,7 +1,7 @@
-// The detector's forward as CUDA graphs: nsightkit::GraphCapture once per input shape, then
-// CapturedGraph::launch for every batch of that shape (graph_forward.hpp).
+// The detector's forward as CUDA graphs: nsightkit::GraphRecorder once per input shape, then
+// RecordedGraph::launch for every batch of that shape (graph_forward.hpp).
 //
-// What makes the forward capture-safe here (everything a capture must not see happens in the
+// What makes the forward safe to record here (everything a recording must not see happens in the
 // eager pass on the static input just before it):
 // - no allocation: the model's modules size their output buffers on a shape's first call, and
 //   the backends' workspaces (cuDNN's, the batch-norm scratch) only grow on first use; cuBLAS
@@ -9,7 +9,7 @@
 // - no host synchronization or host read: the positional-encoding table of a feature-map size is
 //   uploaded (a synchronous write) on the first call only; the outputs are read after the replay;
 // - no algorithm search: cuDNN's choice per convolution shape is made on the first call;
-// - kernels are loaded (CUDA's lazy loading) by that first call, not during the capture.
+// - kernels are loaded (CUDA's lazy loading) by that first call, not during the recording.
 // Buffers a graph uses must outlive it even when the model reallocates them for another shape:
 // the backend keeps released device memory (Backend::retain_freed_memory).
 #include "graph_forward.hpp"
@@ -63,9 +63,9 @@ class CudaGraphForward final : public GraphForward {
       copy_input(images, e.input);
       std::string const name = "detr forward " + shape_name(key);
       // Eagerly once on the static input: convolution algorithms, workspaces, the model's
-      // buffers for this shape, the positional table, lazy kernel loading — all before capture.
+      // buffers for this shape, the positional table, lazy kernel loading — all before recording.
       (void)model_.forward(be_, ops_, e.input);
-      e.output = capture(e, name);
+      e.output = record(e, name);
       it = graphs_.emplace(key, std::move(e)).first;
     }
     Entry& e = it->second;
@@ -103,7 +103,7 @@ class CudaGraphForward final : public GraphForward {
   struct Entry {
     Tensor input;
     DetrOutput output;
-    nsk::CapturedGraph graph;
+    nsk::RecordedGraph graph;
   };
 
   static Key key_of(Tensor const& images) {
@@ -123,19 +123,19 @@ class CudaGraphForward final : public GraphForward {
         cudaMemcpyAsync(to.raw(), from.raw(), from.bytes(), cudaMemcpyDeviceToDevice, stream_));
   }
 
-  /// Captures one forward on `e.input` into `e.graph`; returns the forward's outputs (the
-  /// graph's static outputs). A failed capture becomes one std::runtime_error: nsightkit's
+  /// Records one forward on `e.input` into `e.graph`; returns the forward's outputs (the
+  /// graph's static outputs). A failed recording becomes one std::runtime_error: nsightkit's
   /// message (every unsafe call and its module), and what the forward itself threw.
-  DetrOutput capture(Entry& e, std::string const& name) {
+  DetrOutput record(Entry& e, std::string const& name) {
     nsk::GraphOptions options;
     // Thread-local: the prefetcher's thread keeps working (pinned staging, events, copies on
-    // its own stream) while this thread captures; only this thread's calls can break it.
-    options.mode = nsk::GraphCaptureMode::thread;
+    // its own stream) while this thread records; only this thread's calls can break it.
+    options.mode = nsk::GraphRecordMode::thread;
     options.check = nsk::GraphCheck::strict;
     DetrOutput out;
     std::string inside;
     {
-      nsk::GraphCapture capture{nsk::StreamView{stream_}, name, options};
+      nsk::GraphRecorder recorder{nsk::StreamView{stream_}, name, options};
       try {
         out = model_.forward(be_, ops_, e.input);
       } catch (std::exception const& x) {
@@ -144,19 +144,19 @@ class CudaGraphForward final : public GraphForward {
         inside = "an exception that is not a std::exception";
       }
       try {
-        capture.end(e.graph);
-      } catch (nsk::GraphCaptureError const& x) {
+        recorder.end(e.graph);
+      } catch (nsk::GraphRecordError const& x) {
         throw std::runtime_error(
             std::string{x.what()} +
             (inside.empty() ? std::string{} : "\n  the forward stopped with: " + inside));
       }
     }
     if (!inside.empty()) {
-      throw std::runtime_error("capture of graph '" + name +
-                               "': the forward failed during capture: " + inside);
+      throw std::runtime_error("recording of graph '" + name +
+                               "': the forward failed during recording: " + inside);
     }
     if (!e.graph.valid()) {
-      throw std::runtime_error("capture of graph '" + name + "' produced no graph");
+      throw std::runtime_error("recording of graph '" + name + "' produced no graph");
     }
     return out;
   }

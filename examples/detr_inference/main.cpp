@@ -6,7 +6,7 @@
 //   the in-process report aggregates the module ranges of the captured iterations (CPU time,
 //   and GPU time on the compute stream) and prints the per-module table; the latency per image
 //   (p50/p95) is printed with it.
-//   --cuda-graph (GPU): the same loop again, the forward replayed from a CUDA graph captured once
+//   --cuda-graph (GPU): the same loop again, the forward replayed from a CUDA graph recorded once
 //   per input shape (graph_forward.hpp); the graph's outputs are checked against the eager
 //   forward's bit for bit, and both runs' latencies and reports are printed.
 //
@@ -264,10 +264,10 @@ int run(detr::Options o) {
     detr::LatencyStats const eager_ms = print_latency(eager_run, " (eager)");
     write_report("eager", "eager run");
 
-    // ---- the graph of this input shape: captured in a step of its own, not measured ----
-    // The report attributes a replayed kernel to the modules open when its node was captured,
-    // and sees module ranges only inside capture-window steps (captured_only): the capture runs
-    // in a one-step window (NVTX range only, no profiler), and the report is reset after it.
+    // ---- the graph of this input shape: recorded in a step of its own, not measured ----
+    // The report attributes a replayed kernel to the modules open when its node was recorded,
+    // and sees module ranges only inside capture-window steps (captured_only): the recording
+    // runs in a one-step window (NVTX range only, no profiler), and the report is reset after it.
     std::vector<float> first(images.floats_per_image() * static_cast<std::size_t>(o.batch));
     for (int j = 0; j < o.batch; ++j) {
       std::copy_n(images.image(static_cast<std::size_t>(j)), images.floats_per_image(),
@@ -281,7 +281,7 @@ int run(detr::Options o) {
     {
       nsk::CaptureOptions co;
       co.backends = nsk::CaptureBackend::nvtx_range;
-      co.nvtx_range_name = "graph capture";
+      co.nvtx_range_name = "graph recording";
       co.environment_variable = nullptr;  // NSIGHTKIT_CAPTURE schedules the measured runs
       nsk::CaptureWindow setup{nsk::CaptureSchedule{0, 0, 1, 1}, co};
       auto step = setup.step();

@@ -58,7 +58,7 @@ std::optional<Options> parse_options(int argc, char const* const* argv) {
                });
   p.add_switch("quiet", "do not print the detections", &o.quiet, true);
   p.add_switch("cuda-graph",
-               "run the iterations eagerly, then again as a CUDA graph captured once per input "
+               "run the iterations eagerly, then again as a CUDA graph recorded once per input "
                "shape and replayed; prints both latencies, checks that the graph's outputs equal "
                "the eager ones exactly, and prints the report of each run (cuda only)",
                &o.cuda_graph, true);

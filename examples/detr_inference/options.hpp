@@ -24,7 +24,7 @@ struct Options {
   /// NSIGHTKIT_REPORT grammar, or "off": by default the table and the HTML page beside it.
   std::string report{"table=stdout,html=detr_inference_report.html"};
   bool quiet{false};
-  /// Run eagerly, then as CUDA graphs captured once per input shape (cuda only).
+  /// Run eagerly, then as CUDA graphs recorded once per input shape (cuda only).
   bool cuda_graph{false};
 };
 

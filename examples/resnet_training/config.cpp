@@ -83,7 +83,7 @@ struct Parser {
                     &c.cudnn_benchmark, false);
     args.add_switch("cuda-graph",
                     "CUDA: train eagerly, then again from the same weights and data with each\n"
-                    "training step (forward, backward, optimizer) captured once as a CUDA graph\n"
+                    "training step (forward, backward, optimizer) recorded once as a CUDA graph\n"
                     "and replayed; compares the losses and prints both step times and reports",
                     &c.cuda_graph, true);
 

@@ -26,7 +26,7 @@ using StepMetrics = std::array<double, 2>;
 
 /// A training step's device work on tensors that are the same every step: the forward (writing
 /// the mean loss and the number of correct predictions into `metrics`, 2 floats), the backward
-/// and the optimizer update. What a StepGraph runs eagerly, captures and replays.
+/// and the optimizer update. What a StepGraph runs eagerly, records and replays.
 using StepBody =
     std::function<void(nn::Tensor const& images, nn::Tensor const& labels, nn::Tensor& metrics)>;
 
@@ -46,19 +46,19 @@ class StepGraph {
 
   /// Copies `batch` into the static inputs, then runs the step on them: the first call runs
   /// the body eagerly (it sizes every buffer, loads the kernels and chooses the convolution
-  /// algorithms, none of which may happen during a capture), the second captures the body
-  /// (nsightkit::GraphCapture) and launches the graph, every later call launches it again.
+  /// algorithms, none of which may happen during a recording), the second records the body
+  /// (nsightkit::GraphRecorder) and launches the graph, every later call launches it again.
   /// Returns the static metrics (2 floats), overwritten by the next run's work on the stream.
-  /// @throws std::runtime_error when the capture fails: the message names each call that was
-  ///         unsafe during capture and the module that made it (with the nsightkit::cupti
+  /// @throws std::runtime_error when the recording fails: the message names each call that was
+  ///         unsafe during recording and the module that made it (with the nsightkit::cupti
   ///         component), else CUDA's error; std::invalid_argument for a batch of another shape;
   ///         nsightkit::CudaError when a copy or a launch fails.
   virtual nn::Tensor const& run(DeviceBatch const& batch) = 0;
 
-  /// Launches of the captured graph so far.
+  /// Launches of the recorded graph so far.
   [[nodiscard]] virtual std::uint64_t replays() const noexcept = 0;
 
-  /// One line: the graph's name, the step that captured it, its replays.
+  /// One line: the graph's name, the step that recorded it, its replays.
   [[nodiscard]] virtual std::string describe() const = 0;
 };
 
@@ -107,7 +107,7 @@ class Runtime {
 
   /// A StepGraph named `name` running `body` on the compute stream, its static inputs of the
   /// configured batch. From now on the backend keeps released device memory
-  /// (Backend::retain_freed_memory): a captured graph keeps using every buffer it saw.
+  /// (Backend::retain_freed_memory): a recorded graph keeps using every buffer it saw.
   /// @throws std::runtime_error on the CPU runtime (CUDA graphs replay GPU work).
   virtual std::unique_ptr<StepGraph> make_step_graph(StepBody body, std::string const& name) {
     (void)body;

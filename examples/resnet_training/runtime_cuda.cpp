@@ -6,7 +6,7 @@
 //                               stream while the current one computes
 // The step's metrics come back through a small page-locked ring with one event per step, so the
 // host waits only for the step before the current one (two steps in flight).
-// --cuda-graph: the training step captured once as a CUDA graph and replayed (CudaStepGraph).
+// --cuda-graph: the training step recorded once as a CUDA graph and replayed (CudaStepGraph).
 #include "common/cuda_backend.hpp"
 #include "runtime.hpp"
 
@@ -68,12 +68,12 @@ class PinnedAllocator final : public HostAllocator {
 
 /// The training step as a CUDA graph (runtime.hpp, StepGraph).
 ///
-/// What makes the step capture-safe (everything a capture must not see happens in the eager
+/// What makes the step safe to record (everything a recording must not see happens in the eager
 /// first run, on the same static tensors):
 /// - no allocation: the layers size their outputs and gradients on first use, the backend's
 ///   cuDNN workspace and batch-norm scratch only grow on first use, cuBLAS has a fixed workspace
 ///   (examples/common), and the loader's page-locked blocks are allocated on other threads
-///   (thread-local capture mode: only this thread's calls can break the capture);
+///   (thread-local record mode: only this thread's calls can break the recording);
 /// - no host synchronization or host read: the loss and the correct count stay on the device
 ///   until end_step() copies them, after the launch;
 /// - no algorithm search: cuDNN's choice per convolution shape is made on first use;
@@ -104,7 +104,7 @@ class CudaStepGraph final : public StepGraph {
     if (runs_ == 0) {
       body_(images_, labels_, metrics_);
     } else {
-      if (!graph_.valid()) capture();
+      if (!graph_.valid()) record();
       graph_.launch(nsk::StreamView{stream_});
     }
     ++runs_;
@@ -114,8 +114,8 @@ class CudaStepGraph final : public StepGraph {
   [[nodiscard]] std::uint64_t replays() const noexcept override { return graph_.replays(); }
 
   [[nodiscard]] std::string describe() const override {
-    if (!graph_.valid()) return "graph '" + name_ + "': not captured yet";
-    return "graph '" + name_ + "': the run's first step eager, its second captured; " +
+    if (!graph_.valid()) return "graph '" + name_ + "': not recorded yet";
+    return "graph '" + name_ + "': the run's first step eager, its second recorded; " +
            std::to_string(graph_.replays()) + " replays, instantiated " +
            std::to_string(graph_.instantiations()) + "x, updated in place " +
            std::to_string(graph_.updates()) + "x";
@@ -133,18 +133,18 @@ class CudaStepGraph final : public StepGraph {
         cudaMemcpyAsync(to.raw(), from.raw(), from.bytes(), cudaMemcpyDeviceToDevice, stream_));
   }
 
-  /// Captures one step on the static tensors into graph_. A failed capture becomes one
+  /// Records one step on the static tensors into graph_. A failed recording becomes one
   /// std::runtime_error: nsightkit's message (every unsafe call and its module), and what the
   /// step itself threw.
-  void capture() {
+  void record() {
     nsk::GraphOptions options;
     // Thread-local: the loader's workers keep allocating page-locked blocks (and the pool keeps
-    // querying its events) while this thread captures; only this thread's calls can break it.
-    options.mode = nsk::GraphCaptureMode::thread;
+    // querying its events) while this thread records; only this thread's calls can break it.
+    options.mode = nsk::GraphRecordMode::thread;
     options.check = nsk::GraphCheck::strict;
     std::string inside;
     {
-      nsk::GraphCapture capture{nsk::StreamView{stream_}, name_, options};
+      nsk::GraphRecorder recorder{nsk::StreamView{stream_}, name_, options};
       try {
         body_(images_, labels_, metrics_);
       } catch (std::exception const& x) {
@@ -153,18 +153,18 @@ class CudaStepGraph final : public StepGraph {
         inside = "an exception that is not a std::exception";
       }
       try {
-        capture.end(graph_);
-      } catch (nsk::GraphCaptureError const& x) {
+        recorder.end(graph_);
+      } catch (nsk::GraphRecordError const& x) {
         throw std::runtime_error(
             std::string{x.what()} +
             (inside.empty() ? std::string{} : "\n  the training step stopped with: " + inside));
       }
     }
     if (!inside.empty()) {
-      throw std::runtime_error("capture of graph '" + name_ +
-                               "': the training step failed during capture: " + inside);
+      throw std::runtime_error("recording of graph '" + name_ +
+                               "': the training step failed during recording: " + inside);
     }
-    if (!graph_.valid()) throw std::runtime_error("capture of graph '" + name_ + "': no graph");
+    if (!graph_.valid()) throw std::runtime_error("recording of graph '" + name_ + "': no graph");
   }
 
   cudaStream_t stream_;
@@ -172,7 +172,7 @@ class CudaStepGraph final : public StepGraph {
   std::string name_;
   nn::Tensor images_, labels_, metrics_;
   std::uint64_t runs_{0};
-  nsk::CapturedGraph graph_;  // last: destroyed first (after the destructor's wait)
+  nsk::RecordedGraph graph_;  // last: destroyed first (after the destructor's wait)
 };
 
 class CudaRuntime final : public Runtime {

@@ -51,7 +51,7 @@ std::uint64_t bits_of(double v) noexcept {
   return b;
 }
 
-/// The training step's CUDA graph: report rows "graph training step (capture)" and
+/// The training step's CUDA graph: report rows "graph training step (record)" and
 /// "graph training step (replay)".
 constexpr char const* kGraphName = "training step";
 
@@ -175,8 +175,8 @@ void run_once(Session const& s, Mode mode, bool header, char const* label, RunRe
 
   bool const straggler = s.world.distributed() && s.world.rank == cfg.slow_rank;
   // The step's device work, on whatever tensors it is given: the eager loop's batch, or a
-  // StepGraph's static tensors (run eagerly once, then captured: these ranges and the layers'
-  // module ranges open inside the capture name the replayed kernels' paths).
+  // StepGraph's static tensors (run eagerly once, then recorded: these ranges and the layers'
+  // module ranges open inside the recording name the replayed kernels' paths).
   StepBody const body = [&](nn::Tensor const& images, nn::Tensor const& labels, nn::Tensor& m) {
     {
       nsk::ScopedRange const r{"forward"};
@@ -225,7 +225,7 @@ void run_once(Session const& s, Mode mode, bool header, char const* label, RunRe
     s.rt.in_step([&] {
       DeviceBatch const in = s.rt.next_batch();  // "data", "h2d"
       if (graph) {
-        // "graph inputs" (the batch into the static tensors), then the step: eager, captured
+        // "graph inputs" (the batch into the static tensors), then the step: eager, recorded
         // or replayed ("graph training step (replay)", a start/end range).
         s.rt.end_step(step, graph->run(in));
       } else {
@@ -397,7 +397,7 @@ RunResult train(Config const& cfg, std::FILE* main_out) {
   if (cfg.cuda_graph && world.distributed()) {
     throw std::runtime_error(
         "--cuda-graph: not with several ranks (" + std::to_string(world.size) +
-        " ranks): the captured step would have to hold the gradient all-reduce, which "
+        " ranks): the recorded step would have to hold the gradient all-reduce, which "
         "data-parallel "
         "training runs bucket by bucket from the host; run --cuda-graph in a single process");
   }

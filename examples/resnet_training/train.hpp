@@ -4,8 +4,8 @@
 //
 // --cuda-graph (CUDA): the run trains twice on the same backend, from the same weights and the
 // same batches: eagerly, then with each step replayed from a CUDA graph (runtime.hpp,
-// StepGraph). The graph run's first step is eager, its second captured; forward, backward and
-// optimizer are ranges inside the capture, so the report attributes every replayed kernel to
+// StepGraph). The graph run's first step is eager, its second recorded; forward, backward and
+// optimizer are ranges inside the recording, so the report attributes every replayed kernel to
 // the same path as in the eager run. The two runs' losses are compared bit for bit, and their
 // step times and reports printed side by side.
 #pragma once
@@ -54,7 +54,7 @@ struct RunResult {
 /// Runs the configured training, printing progress, the summary and the report to `out`.
 /// @throws whatever the backend, the loader or nsightkit throws (with messages naming the
 ///         failing call); std::runtime_error when the loss stops being finite; with
-///         --cuda-graph, std::runtime_error when the capture fails, when several ranks run, or
+///         --cuda-graph, std::runtime_error when the recording fails, when several ranks run, or
 ///         when the two runs' losses differ where every kernel is deterministic (--no-tf32,
 ///         --layout nchw).
 RunResult train(Config const& config, std::FILE* out);

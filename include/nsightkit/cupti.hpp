@@ -57,7 +57,7 @@ inline bool cupti_available() { return cupti_unavailable_reason().empty(); }
 #if NSIGHTKIT_ENABLED
 namespace detail::report {
 // Offers the CUPTI source to the report during static initialisation (see cupti_provider).
-/// Lets graph capture diagnostics have every API call during a capture (graph_state.hpp).
+/// Lets graph recording diagnostics have every API call during a recording (graph_state.hpp).
 inline void cupti_watch_apis(bool on) noexcept {
   NSIGHTKIT_DETAIL_TRY { CuptiSource::instance().watch_apis(on); }
   NSIGHTKIT_DETAIL_CATCH(...) {}

@@ -1,23 +1,23 @@
 /**
  * @file graph.hpp
- * @brief CUDA graphs: capture with diagnostics that name the unsafe call and its module, and
- *        replays the report attributes to the modules that captured them.
+ * @brief CUDA graphs: record a stream's work into a graph, with diagnostics that name the unsafe
+ *        call and its module, and replays the report attributes to the modules that recorded them.
  *
  * @code
- * nsightkit::CapturedGraph graph;
+ * nsightkit::RecordedGraph graph;
  * {
- *   nsightkit::GraphCapture capture{nsightkit::StreamView{stream}, "forward"};
+ *   nsightkit::GraphRecorder recorder{nsightkit::StreamView{stream}, "forward"};
  *   model.forward(x, stream);                 // module scopes, kernels, cuBLAS ... as eagerly
- *   capture.end(graph);                       // instantiate, or update `graph` in place
+ *   recorder.end(graph);                      // instantiate, or update `graph` in place
  * }
  * for (int step = 0; step < steps; ++step) graph.launch(nsightkit::StreamView{stream});
  * @endcode
  *
  * A CUDA utility like pinned.hpp: it calls the CUDA runtime, so the program links it
  * (CUDA::cudart, or nvcc). With the `nsightkit::cupti` component linked, diagnostics see every API
- * call during capture (its name, thread and module path) and the report attributes each replayed
- * kernel to the module path active when its node was captured; without it, a failed capture
- * names CUDA's error and the first failing call CUDA reported. See docs/cuda-graphs.md.
+ * call during recording (its name, thread and module path) and the report attributes each
+ * replayed kernel to the module path active when its node was recorded; without it, a failed
+ * recording names CUDA's error and the first failing call CUDA reported. See docs/cuda-graphs.md.
  */
 #pragma once
 
@@ -28,7 +28,7 @@
 #endif
 
 #include <nsightkit/attributes.hpp>
-#include <nsightkit/detail/graph/capture.hpp>
+#include <nsightkit/detail/graph/recorder.hpp>
 #include <nsightkit/graph_types.hpp>
 #include <nsightkit/module.hpp>
 #include <nsightkit/range.hpp>
@@ -49,7 +49,7 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 /**
  * @brief An instantiated CUDA graph: launch it, count its replays, update it in place.
  *
- * Made by GraphCapture::end(). Move-only; destroys its executable graph. Each launch() is a
+ * Made by GraphRecorder::end(). Move-only; destroys its executable graph. Each launch() is a
  * start/end range `graph NAME (replay)` in the report (a start/end range, so the modules its
  * kernels are attributed to keep their eager paths).
  *
@@ -61,26 +61,26 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
  * std::printf("%llu replays\n", static_cast<unsigned long long>(graph.replays()));
  * @endcode
  */
-class CapturedGraph {
+class RecordedGraph {
  public:
   /// An empty graph (valid() is false).
-  CapturedGraph() noexcept = default;
+  RecordedGraph() noexcept = default;
   /// Takes over `other`'s graph; `other` becomes empty.
   /// @param other the graph to take over.
-  CapturedGraph(CapturedGraph&& other) noexcept { swap(other); }
+  RecordedGraph(RecordedGraph&& other) noexcept { swap(other); }
   /// Destroys this graph, then takes over `other`'s.
   /// @param other the graph to take over.
   /// @return `*this`.
-  CapturedGraph& operator=(CapturedGraph&& other) noexcept {
+  RecordedGraph& operator=(RecordedGraph&& other) noexcept {
     if (this != &other) {
-      CapturedGraph gone{std::move(other)};
+      RecordedGraph gone{std::move(other)};
       swap(gone);
     }
     return *this;
   }
-  CapturedGraph(CapturedGraph const&) = delete;
-  CapturedGraph& operator=(CapturedGraph const&) = delete;
-  ~CapturedGraph() { detail::graph::destroy(exec_, graph_); }
+  RecordedGraph(RecordedGraph const&) = delete;
+  RecordedGraph& operator=(RecordedGraph const&) = delete;
+  ~RecordedGraph() { detail::graph::destroy(exec_, graph_); }
 
   /**
    * @brief Launches the graph on `stream` (cudaGraphLaunch) and counts the replay.
@@ -89,7 +89,7 @@ class CapturedGraph {
    */
   void launch(StreamView stream) {
     if (exec_ == nullptr) {
-      NSIGHTKIT_DETAIL_THROW(std::logic_error{"nsightkit::CapturedGraph::launch: empty graph"});
+      NSIGHTKIT_DETAIL_THROW(std::logic_error{"nsightkit::RecordedGraph::launch: empty graph"});
     }
     UniqueRange replay{replay_name_};
     detail::graph::check(cudaGraphLaunch(exec_, stream.value()), "cudaGraphLaunch", name_);
@@ -100,9 +100,9 @@ class CapturedGraph {
   [[nodiscard]] bool valid() const noexcept { return exec_ != nullptr; }
   /// Launches so far. @return the number of successful launch() calls.
   [[nodiscard]] std::uint64_t replays() const noexcept { return replays_; }
-  /// The graph's name. @return the name given to the capture ("" when empty).
+  /// The graph's name. @return the name given to the GraphRecorder ("" when empty).
   [[nodiscard]] std::string const& name() const noexcept { return name_; }
-  /// In-place updates. @return how many times GraphCapture::end() updated the executable graph
+  /// In-place updates. @return how many times GraphRecorder::end() updated the executable graph
   /// in place instead of re-instantiating it.
   [[nodiscard]] std::uint64_t updates() const noexcept { return updates_; }
   /// Instantiations. @return how many times the graph was (re-)instantiated.
@@ -112,9 +112,9 @@ class CapturedGraph {
   [[nodiscard]] cudaGraphExec_t exec() const noexcept { return exec_; }
 
  private:
-  friend class GraphCapture;
+  friend class GraphRecorder;
 
-  void swap(CapturedGraph& o) noexcept {
+  void swap(RecordedGraph& o) noexcept {
     std::swap(exec_, o.exec_);
     std::swap(graph_, o.graph_);
     std::swap(name_, o.name_);
@@ -124,7 +124,7 @@ class CapturedGraph {
     std::swap(instantiations_, o.instantiations_);
   }
 
-  /// Takes `graph` (just captured): updates the executable graph in place when CUDA accepts the
+  /// Takes `graph` (just recorded): updates the executable graph in place when CUDA accepts the
   /// new topology, else instantiates anew.
   void adopt(cudaGraph_t graph, std::string const& name) {
     if (exec_ != nullptr && detail::graph::update(exec_, graph)) {
@@ -157,54 +157,54 @@ class CapturedGraph {
 };
 
 /**
- * @brief Captures the work issued to a stream into a CUDA graph (cudaStreamBeginCapture/End),
- *        naming any unsafe call and the module that made it.
+ * @brief Records the work issued to a stream into a CUDA graph (CUDA's stream capture,
+ *        cudaStreamBeginCapture/End), naming any unsafe call and the module that made it.
  *
- * Construction begins capture on `stream` (a start/end range `graph NAME (capture)` in the report
+ * Construction begins recording `stream` (a start/end range `graph NAME (record)` in the report
  * while it lasts); end() ends it and instantiates (or updates) the graph. Not copyable, not
- * movable. The destructor ends a capture that end() did not, and discards it.
+ * movable. The destructor ends a recording that end() did not, and discards it.
  *
- * Unsafe during capture (and named, with the module path, where the CUPTI component sees the
+ * Unsafe during recording (and named, with the module path, where the CUPTI component sees the
  * calls): synchronous calls (cudaMemcpy, cudaMemset, cudaDeviceSynchronize,
  * cudaStreamSynchronize, cudaEventSynchronize, cudaEventQuery, cudaStreamQuery), allocation and
  * freeing (cudaMalloc, cudaFree, cudaMallocHost, ...), work on the legacy default stream, a stream
- * forked from the capture and not joined back before end(), and unsafe calls from another thread
- * in global mode.
+ * forked from the recorded stream and not joined back before end(), and unsafe calls from another
+ * thread in global mode.
  *
- * Thread safety: one object belongs to the thread that captures; captures of different streams
+ * Thread safety: one object belongs to the thread that records; recordings of different streams
  * may run on different threads at once.
  *
  * @code
- * nsightkit::GraphCapture capture{nsightkit::StreamView{s}, "decoder",
- *                                  {{}, nsightkit::GraphCheck::check}};
+ * nsightkit::GraphRecorder recorder{nsightkit::StreamView{s}, "decoder",
+ *                                   {{}, nsightkit::GraphCheck::check}};
  * decoder.forward(x, s);
- * auto graph = capture.end();
- * for (auto const& v : capture.violations())
+ * auto graph = recorder.end();
+ * for (auto const& v : recorder.violations())
  *   std::printf("%s in %s\n", v.api.c_str(), v.module_path.c_str());
  * @endcode
  */
-class GraphCapture {
+class GraphRecorder {
  public:
   /**
-   * @brief Begins capturing `stream`'s work.
-   * @param stream the stream to capture (not a default stream: CUDA cannot capture those)
+   * @brief Begins recording `stream`'s work.
+   * @param stream the stream to record (not a default stream: CUDA cannot capture those)
    * @param name names the graph in the report and in messages
    * @param options mode and diagnostics
-   * @throws std::invalid_argument for a default stream; CudaError when capture cannot begin
+   * @throws std::invalid_argument for a default stream; CudaError when recording cannot begin
    */
-  GraphCapture(StreamView stream, std::string name, GraphOptions options = {})
+  GraphRecorder(StreamView stream, std::string name, GraphOptions options = {})
       : stream_{stream}, name_{std::move(name)}, options_{options} {
     if (detail::graph::is_default_stream(stream.value())) {
       NSIGHTKIT_DETAIL_THROW(std::invalid_argument{
-          "nsightkit::GraphCapture '" + name_ +
-          "': a default stream cannot be captured; use a stream of your own"});
+          "nsightkit::GraphRecorder '" + name_ +
+          "': a default stream cannot be recorded; use a stream of your own"});
     }
     if (options_.check != GraphCheck::off) {
       track_module_paths();  // the module of an unsafe call comes from the thread's module stack
       watch_ =
           detail::graph::watch_begin(&current_module_path, options_.check == GraphCheck::check);
     }
-    range_.emplace("graph " + name_ + " (capture)");
+    range_.emplace("graph " + name_ + " (record)");
     cudaStreamCaptureMode const mode = options_.check == GraphCheck::check
                                            ? cudaStreamCaptureModeRelaxed
                                            : detail::graph::cuda_mode(options_.mode);
@@ -215,17 +215,17 @@ class GraphCapture {
       range_.reset();
       detail::graph::check(st, "cudaStreamBeginCapture", name_);
     }
-    capturing_ = true;
+    recording_ = true;
   }
 
-  GraphCapture(GraphCapture const&) = delete;
-  GraphCapture& operator=(GraphCapture const&) = delete;
-  GraphCapture(GraphCapture&&) = delete;
-  GraphCapture& operator=(GraphCapture&&) = delete;
+  GraphRecorder(GraphRecorder const&) = delete;
+  GraphRecorder& operator=(GraphRecorder const&) = delete;
+  GraphRecorder(GraphRecorder&&) = delete;
+  GraphRecorder& operator=(GraphRecorder&&) = delete;
 
-  /// Ends an unfinished capture and discards it (errors are swallowed: destructors do not throw).
-  ~GraphCapture() {
-    if (capturing_) {
+  /// Ends an unfinished recording and discards it (errors are swallowed: destructors do not throw).
+  ~GraphRecorder() {
+    if (recording_) {
       cudaGraph_t g = nullptr;
       (void)cudaStreamEndCapture(stream_.value(), &g);
       detail::graph::destroy(nullptr, g);
@@ -235,37 +235,37 @@ class GraphCapture {
   }
 
   /**
-   * @brief Ends the capture and returns the instantiated graph.
+   * @brief Ends the recording and returns the instantiated graph.
    * @return the graph; empty (valid() false) in check mode when violations() is not empty.
-   * @throws GraphCaptureError when the capture failed (strict and off modes; never in check
+   * @throws GraphRecordError when the recording failed (strict and off modes; never in check
    *         mode); CudaError when instantiation fails; std::logic_error when called twice.
    */
-  CapturedGraph end() {
-    CapturedGraph g;
+  RecordedGraph end() {
+    RecordedGraph g;
     end(g);
     return g;
   }
 
   /**
-   * @brief Ends the capture into `graph`: updated in place (cudaGraphExecUpdate) when it already
+   * @brief Ends the recording into `graph`: updated in place (cudaGraphExecUpdate) when it already
    *        holds a graph of the same topology, else (re)instantiated.
-   * @param graph receives the captured graph; left as it was when the capture yields none
+   * @param graph receives the recorded graph; left as it was when the recording yields none
    *        (check mode with violations) or throws.
    * @throws as end().
    */
-  void end(CapturedGraph& graph) {
-    if (!capturing_) {
-      NSIGHTKIT_DETAIL_THROW(std::logic_error{"nsightkit::GraphCapture::end: called twice"});
+  void end(RecordedGraph& graph) {
+    if (!recording_) {
+      NSIGHTKIT_DETAIL_THROW(std::logic_error{"nsightkit::GraphRecorder::end: called twice"});
     }
-    capturing_ = false;
-    cudaGraph_t captured = nullptr;
-    cudaError_t const st = cudaStreamEndCapture(stream_.value(), &captured);
+    recording_ = false;
+    cudaGraph_t recorded = nullptr;
+    cudaError_t const st = cudaStreamEndCapture(stream_.value(), &recorded);
     range_.reset();
     violations_ = detail::graph::watch_end(watch_);
     watch_ = nullptr;
     if (options_.check == GraphCheck::check) {
       if (st != cudaSuccess || !violations_.empty()) {
-        detail::graph::destroy(nullptr, captured);
+        detail::graph::destroy(nullptr, recorded);
         (void)cudaGetLastError();
         if (st != cudaSuccess && violations_.empty()) {
           violations_.push_back(detail::graph::from_status(st, "cudaStreamEndCapture"));
@@ -273,20 +273,20 @@ class GraphCapture {
         return;
       }
     } else if (st != cudaSuccess) {
-      detail::graph::destroy(nullptr, captured);
+      detail::graph::destroy(nullptr, recorded);
       std::vector<GraphViolation> v = std::move(violations_);
       violations_.clear();
       std::string const what =
           detail::graph::failure_message(name_, st, v, options_.check != GraphCheck::off);
       (void)cudaGetLastError();
-      NSIGHTKIT_DETAIL_THROW(GraphCaptureError{what, std::move(v)});
+      NSIGHTKIT_DETAIL_THROW(GraphRecordError{what, std::move(v)});
     }
-    graph.adopt(captured, name_);
+    graph.adopt(recorded, name_);
   }
 
   /// The unsafe calls seen, after end().
   /// @return check mode: all of them. Strict mode: empty after a failure, whose
-  ///         GraphCaptureError took them (those before CUDA refused).
+  ///         GraphRecordError took them (those before CUDA refused).
   [[nodiscard]] std::vector<GraphViolation> const& violations() const noexcept {
     return violations_;
   }
@@ -298,7 +298,7 @@ class GraphCapture {
   std::optional<UniqueRange> range_;
   detail::graph::Watch* watch_{nullptr};
   std::vector<GraphViolation> violations_;
-  bool capturing_{false};
+  bool recording_{false};
 };
 
 NSIGHTKIT_DETAIL_END_NAMESPACE

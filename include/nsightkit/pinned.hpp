@@ -191,10 +191,10 @@ class PinnedBlock;
  * "no GPU work uses this block any more": it is reusable at once.
  * Events are created without timing, kept per device and reused.
  *
- * **CUDA graphs.** A block freed on a stream that is capturing a graph is retired: the graph may
- * read it at any replay, so it is never handed out again; it is returned when the pool is
- * destroyed (PinnedPoolStats::bytes_retired). If recording an event fails, the pool synchronizes
- * that stream instead, and retires the block if that fails too.
+ * **CUDA graphs.** A block freed on a stream that is being recorded into a graph is retired: the
+ * graph may read it at any replay, so it is never handed out again; it is returned when the pool
+ * is destroyed (PinnedPoolStats::bytes_retired). If recording an event fails, the pool
+ * synchronizes that stream instead, and retires the block if that fails too.
  *
  * **Cap.** PinnedPoolOptions::max_cached_bytes bounds the idle blocks kept; see there. Nothing
  * bounds the bytes in use: allocation never waits for a block to come back, so the system's

@@ -250,8 +250,8 @@ class PrefetchCopier {
  * Per iteration the consumer gets a PrefetchedBatch: `index()`, `host()`, `device()`,
  * `slot_index()`. The prefetcher is single-pass (begin() once), movable, not copyable; its
  * iterator refers to state on the heap, so moving the prefetcher does not invalidate it.
- * Construct it with the compute stream's device current; not for a compute stream that is
- * capturing a CUDA graph.
+ * Construct it with the compute stream's device current; not for a compute stream that is being
+ * recorded into a CUDA graph.
  *
  * Thread safety: driven by one thread at a time, the consumer's (the source and the transfer
  * run on it). Several prefetchers may share a PinnedMemoryPool.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CUDA graphs on a GPU machine. Builds nothing (run-all.sh, or alone with OUT and
 # NSIGHTKIT_GPU_BUILD set). Steps:
-#   1. test_graph_gpu: capture diagnostics (cudaMalloc inside a module, an unjoined fork), replay
+#   1. test_graph_gpu: recording diagnostics (cudaMalloc inside a module, an unjoined fork), replay
 #      kernel counts per module equal to eager, replay busy time per module against eager;
 #   2. bench_graph: a 50-kernel graph replayed with the report off and on (gpu=cupti), and the
 #      same kernels launched eagerly; interleaved, 3 repetitions (JSON in $OUT/graphs);

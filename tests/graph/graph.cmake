@@ -1,5 +1,5 @@
-# CUDA-graph capture (include/nsightkit/graph.hpp): the diagnostics and messages on the CPU (the
-# CUDA runtime links, no device needed), and capture, diagnostics with CUPTI and per-module replay
+# CUDA-graph recording (include/nsightkit/graph.hpp): the diagnostics and messages on the CPU (the
+# CUDA runtime links, no device needed), and recording, diagnostics with CUPTI and per-module replay
 # attribution on a device (label gpu).
 if(NOT TARGET CUDA::cudart)
   find_package(CUDAToolkit QUIET)

@@ -1,4 +1,4 @@
-// CUDA-graph capture and replay on a device, with the CUPTI component: an unsafe call inside a
+// CUDA-graph recording and replay on a device, with the CUPTI component: an unsafe call inside a
 // module is named with its module; an unjoined fork is named; check mode lists every unsafe call
 // without throwing; a replay's kernels count, per module, exactly as the eager run's and take
 // about the same busy time; a graph is updated in place when its topology is unchanged.
@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <string>
 
-using nsightkit::GraphCapture;
+using nsightkit::GraphRecorder;
 using nsightkit::ModuleScope;
 using nsightkit::Report;
 using nsightkit::ScopedRange;
@@ -42,7 +42,7 @@ void forward(cudaStream_t s, bool bad_malloc = false) {
     ModuleScope l2{"layer2"};
     if (bad_malloc) {
       void* p = nullptr;
-      (void)cudaMalloc(&p, 1024);  // unsafe while capturing
+      (void)cudaMalloc(&p, 1024);  // unsafe while recording
     }
     spin<<<1, 1, 0, s>>>(60 * us);
   }
@@ -61,18 +61,18 @@ nsightkit::ReportOptions cupti_options() {
 }
 }  // namespace
 
-TEST_CASE("cudaMalloc inside layer2 during capture: the error names the call and the module") {
+TEST_CASE("cudaMalloc inside layer2 during recording: the error names the call and the module") {
   REQUIRE(nsightkit::cupti_available());
   Stream s;
   try {
-    GraphCapture capture{StreamView{s.s}, "bad"};
+    GraphRecorder recorder{StreamView{s.s}, "bad"};
     forward(s.s, true);
-    (void)capture.end();
-    FAIL("the capture should have failed");
-  } catch (nsightkit::GraphCaptureError const& e) {
+    (void)recorder.end();
+    FAIL("the recording should have failed");
+  } catch (nsightkit::GraphRecordError const& e) {
     std::string const m = e.what();
     INFO(m);
-    REQUIRE(m.find("capture of graph 'bad' failed") != std::string::npos);
+    REQUIRE(m.find("recording of graph 'bad' failed") != std::string::npos);
     REQUIRE(m.find("cudaMalloc in 'model/layer2'") != std::string::npos);
     REQUIRE_FALSE(e.violations().empty());
     REQUIRE(e.violations().front().api == "cudaMalloc");
@@ -82,30 +82,30 @@ TEST_CASE("cudaMalloc inside layer2 during capture: the error names the call and
   NSIGHTKIT_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-TEST_CASE("a forked stream not joined before the end of capture is named") {
+TEST_CASE("a forked stream not joined before the end of recording is named") {
   Stream a, b;
   cudaEvent_t fork = nullptr;
   NSIGHTKIT_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
   try {
-    GraphCapture capture{StreamView{a.s}, "fork"};
+    GraphRecorder recorder{StreamView{a.s}, "fork"};
     spin<<<1, 1, 0, a.s>>>(5 * us);
     NSIGHTKIT_CUDA_CHECK(cudaEventRecord(fork, a.s));
-    NSIGHTKIT_CUDA_CHECK(cudaStreamWaitEvent(b.s, fork, 0));  // b joins the capture
+    NSIGHTKIT_CUDA_CHECK(cudaStreamWaitEvent(b.s, fork, 0));  // b joins the recording
     spin<<<1, 1, 0, b.s>>>(5 * us);                           // ... and is never joined back
-    (void)capture.end();
-    FAIL("the capture should have failed");
-  } catch (nsightkit::GraphCaptureError const& e) {
+    (void)recorder.end();
+    FAIL("the recording should have failed");
+  } catch (nsightkit::GraphRecordError const& e) {
     INFO(e.what());
-    REQUIRE(std::string{e.what()}.find("not joined back before the capture ended") !=
+    REQUIRE(std::string{e.what()}.find("not joined back before the recording ended") !=
             std::string::npos);
   }
   (void)cudaGetLastError();
   (void)cudaEventDestroy(fork);
 }
 
-TEST_CASE("check mode lists every unsafe call of a capture and throws nothing") {
+TEST_CASE("check mode lists every unsafe call of a recording and throws nothing") {
   Stream s;
-  GraphCapture capture{StreamView{s.s}, "checked", {{}, nsightkit::GraphCheck::check}};
+  GraphRecorder recorder{StreamView{s.s}, "checked", {{}, nsightkit::GraphCheck::check}};
   {
     ModuleScope m{"decoder"};
     spin<<<1, 1, 0, s.s>>>(5 * us);
@@ -114,9 +114,9 @@ TEST_CASE("check mode lists every unsafe call of a capture and throws nothing") 
     (void)cudaStreamSynchronize(s.s);
     (void)cudaFree(p);
   }
-  auto graph = capture.end();
-  REQUIRE_FALSE(graph.valid());  // a capture with violations yields no graph
-  auto const& v = capture.violations();
+  auto graph = recorder.end();
+  REQUIRE_FALSE(graph.valid());  // a recording with violations yields no graph
+  auto const& v = recorder.violations();
   INFO(v.size());
   REQUIRE(v.size() >= 3);
   REQUIRE(v[0].api == "cudaMalloc");
@@ -145,14 +145,14 @@ TEST_CASE("a replay counts per module exactly the eager run's kernels, in about 
   auto const eager = Report::snapshot();
   Report::reset();
 
-  nsightkit::CapturedGraph graph;
+  nsightkit::RecordedGraph graph;
   {
-    GraphCapture capture{StreamView{s.s}, "forward"};
+    GraphRecorder recorder{StreamView{s.s}, "forward"};
     forward(s.s);
-    capture.end(graph);
+    recorder.end(graph);
   }
   REQUIRE(graph.valid());
-  Report::reset();  // the capture pass ran no GPU work worth keeping
+  Report::reset();  // the recording pass ran no GPU work worth keeping
   for (int i = 0; i < 3; ++i) {
     ScopedRange step{"step"};
     graph.launch(StreamView{s.s});
@@ -179,20 +179,20 @@ TEST_CASE("a replay counts per module exactly the eager run's kernels, in about 
   REQUIRE(step->work.kernels == eager.find("step")->work.kernels);
 }
 
-TEST_CASE("recapturing the same topology updates the graph in place") {
+TEST_CASE("recording the same topology again updates the graph in place") {
   Stream s;
-  nsightkit::CapturedGraph graph;
+  nsightkit::RecordedGraph graph;
   for (int i = 0; i < 2; ++i) {
-    GraphCapture capture{StreamView{s.s}, "same"};
+    GraphRecorder recorder{StreamView{s.s}, "same"};
     forward(s.s);
-    capture.end(graph);
+    recorder.end(graph);
   }
   REQUIRE(graph.instantiations() == 1);
   REQUIRE(graph.updates() == 1);
   {
-    GraphCapture capture{StreamView{s.s}, "other"};
+    GraphRecorder recorder{StreamView{s.s}, "other"};
     spin<<<1, 1, 0, s.s>>>(5 * us);  // another topology: instantiated anew
-    capture.end(graph);
+    recorder.end(graph);
   }
   REQUIRE(graph.instantiations() == 2);
   graph.launch(StreamView{s.s});

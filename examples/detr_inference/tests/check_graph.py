@@ -13,7 +13,7 @@ DIR/report.graph.json. Checks:
   - every module path of the model (under backbone, encoder, decoder, heads) that ran kernels in
     the eager run is in the graph run with exactly the same number of kernels, and the graph run
     has no model path the eager run lacks: replayed kernels are attributed to the modules that
-    captured them.
+    recorded them.
 Exit status 77 (skipped) when no CUDA device is usable (the program says so and exits 2), or when
 the CUPTI source cannot run here (the summary's GPU note says why).
 The shared part (running the program, reading the two summaries, comparing kernels per path)

@@ -15,7 +15,7 @@ DIR/report.graph.json). Checks:
   - both summaries come from the CUPTI source (the only one that attributes a replay's kernels);
   - every path under forward, backward and optimizer ran exactly as many kernels in the graph
     run as in the eager run, with no path in one run only: replayed kernels are attributed to
-    the modules that captured them;
+    the modules that recorded them;
   - the graph run was replayed: its start/end range "graph training step (replay)" counts one
     launch per measured step; its forward, backward and optimizer rows have kernels but no CPU
     calls (the host did not run the model); "graph inputs" copied the images and the labels

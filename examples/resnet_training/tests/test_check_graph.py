@@ -30,7 +30,7 @@ if mode == "nodevice":
     sys.stderr.write("resnet_training: error: --device cuda: no CUDA device\n")
     sys.exit(2)
 if mode == "crash":
-    sys.stderr.write("resnet_training: error: capture of graph 'training step' failed\n")
+    sys.stderr.write("resnet_training: error: recording of graph 'training step' failed\n")
     sys.exit(1)
 steps, warmup = int(arg("--steps")), int(arg("--warmup"))
 measured = steps - warmup

@@ -4,7 +4,7 @@
 // 2. every input pipeline (pageable/pinned x copy on the compute stream/prefetcher)
 //    trains bit-for-bit the same run — no batch is lost, reordered or read while being copied;
 // 3. --cuda-graph: the graph run trains bit-for-bit the eager run (every pipeline), replaying one
-//    captured step; a step that allocates during capture fails with a message naming the call.
+//    recorded step; a step that allocates during recording fails with a message naming the call.
 #include "tiny.hpp"
 
 #include "common/cpu_backend.hpp"
@@ -220,7 +220,7 @@ TEST_CASE(
     CHECK(resnet::first_difference(r.eager_steps, r.steps).empty());
     CHECK(losses_of(r.steps) == losses_of(r.eager_steps));
     CHECK(r.steps.back().loss < r.steps.front().loss);
-    // Step 0 eager, step 1 captured and launched, then one launch per step.
+    // Step 0 eager, step 1 recorded and launched, then one launch per step.
     CHECK(r.graph.find("9 replays, instantiated 1x, updated in place 0x") != std::string::npos);
   }
   // A plain run (no --cuda-graph, a backend of its own) trains the same: the eager half of a
@@ -255,7 +255,7 @@ TEST_CASE("cuda graph run with TF32 and channels-last: close to the eager run") 
   }
 }
 
-TEST_CASE("cuda graph run: a step that allocates during capture fails naming cudaMalloc") {
+TEST_CASE("cuda graph run: a step that allocates during recording fails naming cudaMalloc") {
   resnet::RuntimeOptions o;
   o.batch = 4;
   o.image_size = 8;
@@ -264,7 +264,7 @@ TEST_CASE("cuda graph run: a step that allocates during capture fails naming cud
   resnet::StepBody const body = [&](nn::Tensor const&, nn::Tensor const&, nn::Tensor&) {
     nsightkit::ModuleScope const scope{"layer2"};
     void* p = nullptr;
-    NSIGHTKIT_CUDA_CHECK(cudaMalloc(&p, 256));  // eagerly fine; refused while capturing
+    NSIGHTKIT_CUDA_CHECK(cudaMalloc(&p, 256));  // eagerly fine; refused while recording
     if (kept != nullptr) NSIGHTKIT_CUDA_CHECK(cudaFree(kept));
     kept = p;
   };
@@ -274,16 +274,16 @@ TEST_CASE("cuda graph run: a step that allocates during capture fails naming cud
   batch.labels = rt->backend().empty(nn::Shape{4, 1, 1, 1}, nn::Layout::nchw, nn::DType::i32);
   (void)graph->run(batch);  // eager
   try {
-    (void)graph->run(batch);  // captured
-    FAIL("the capture of a step calling cudaMalloc succeeded");
+    (void)graph->run(batch);  // recorded
+    FAIL("the recording of a step calling cudaMalloc succeeded");
   } catch (std::runtime_error const& e) {
     std::string const what = e.what();
-    std::printf("capture failure:\n%s\n", what.c_str());
-    CHECK(what.find("capture of graph 'allocating step' failed") != std::string::npos);
+    std::printf("recording failure:\n%s\n", what.c_str());
+    CHECK(what.find("recording of graph 'allocating step' failed") != std::string::npos);
     CHECK(what.find("cudaMalloc") != std::string::npos);
   }
   CHECK(graph->replays() == 0);
-  // The stream left capture mode: ordinary work still runs.
+  // The stream left CUDA's capture mode: ordinary work still runs.
   rt->finish();
   if (kept != nullptr) NSIGHTKIT_CUDA_CHECK(cudaFree(kept));
   // A batch of another shape is refused with the two shapes named.

@@ -17,11 +17,11 @@
 //   that no other translation unit includes NVTX, whose headers generate its initialisation code
 //   in every translation unit that includes them;
 // - the cold paths of module hooks and of CaptureWindow;
-// - the members of PinnedMemoryPool and graph capture's text and watch functions
+// - the members of PinnedMemoryPool and graph recording's text and watch functions
 //   (src/nsightkit_cuda.cpp: a separate object, linked only into programs that use them).
 //
 // Under NSIGHTKIT_DISABLE the switch keeps its meaning: what still works there (the report's
-// outputs and grammar, the pool, graph capture) is declared here and defined by the same sources
+// outputs and grammar, the pool, graph recording) is declared here and defined by the same sources
 // compiled with NSIGHTKIT_DISABLE, so a disabled translation unit includes no engine either. The
 // CUPTI GPU source (<nsightkit/cupti.hpp>) stays header-only. Behaviour is the same in both
 // modes. Functions marked NSIGHTKIT_DETAIL_ENTRY are inline in the header-only mode and declared

@@ -1,11 +1,11 @@
-// Internal: the contract between CUDA-graph capture (graph.hpp) and the report's CUPTI source, so
+// Internal: the contract between CUDA-graph recording (graph.hpp) and the report's CUPTI source, so
 // neither header needs the other.
 //
-// - While a GraphCapture with diagnostics runs, graph_watch.watching > 0: the CUPTI source then
+// - While a GraphRecorder with diagnostics runs, graph_watch.watching > 0: the CUPTI source then
 //   reports every runtime and driver API call that returns on any thread (its name, status and
-//   thread) to graph_watch's observer, which judges whether the call was unsafe during capture.
+//   thread) to graph_watch's observer, which judges whether the call was unsafe during recording.
 // - A replayed node's work is attributed by the CUPTI source to the ranges that were open inside
-//   the capture when the node was captured (it watches cudaStreamBeginCapture itself), re-rooted
+//   the recording when the node was recorded (it watches cudaStreamBeginCapture itself), re-rooted
 //   under the range around the replay: nothing to share here for that.
 #pragma once
 
@@ -32,7 +32,7 @@ using GraphObserver = void (*)(GraphApiCall const& call) noexcept;
 using GraphWatchStart = void (*)(bool on) noexcept;
 
 struct GraphWatch {
-  std::atomic<int> watching{0};                  ///< captures with diagnostics running
+  std::atomic<int> watching{0};                  ///< recordings with diagnostics running
   std::atomic<GraphObserver> observer{nullptr};  ///< set by graph.hpp
   std::atomic<GraphWatchStart> start{nullptr};   ///< set by the CUPTI source (cupti.hpp)
   std::atomic<bool> cupti{false};  ///< the CUPTI source delivers calls (set while it does)

@@ -12,7 +12,7 @@
 //   b.device_of(s) -> int                      key of the event free list (events are per device)
 //   b.create_event(device) -> Event            may throw
 //   b.destroy_event(e) noexcept
-//   b.record(e, s) noexcept -> RecordStatus    recorded, capturing (graph capture), failed
+//   b.record(e, s) noexcept -> RecordStatus    recorded, capturing (CUDA stream capture), failed
 //   b.completed(e) -> bool                     non-blocking; throws on errors other than
 //                                              "not ready"
 //   b.wait(e) noexcept                         blocks until e completed (destructor only)
