@@ -138,7 +138,7 @@ struct Parser {
     args.add_section("Output:");
     args.add_string("report", "SPEC",
                     "the report, in NSIGHTKIT_REPORT's grammar: table[=stdout|stderr|PATH],\n"
-                    "json=PATH, csv=PATH, trace=PATH, captured, ...; off for none\n"
+                    "json=PATH, csv=PATH, trace=PATH, window-only, ...; off for none\n"
                     "(default table=stdout,html=resnet_training_report.html: the table\n"
                     "and the HTML page)",
                     &c.report, [](std::string const& spec) {

@@ -89,7 +89,7 @@ inline ProfilerBackend& cuda_profiler_backend() { return detail::capture::driver
  * @brief Asks every CaptureWindow of the process to capture its next steps: a window that is not
  *        inside a cycle of its own schedule makes its next `warmup` steps warm-up steps and the
  *        `active` steps after them captured (the profiler runs, the report counts them under
- *        `captured`); a window inside a cycle takes the request when that cycle ends.
+ *        `window-only`); a window inside a cycle takes the request when that cycle ends.
  *
  * For servers and long jobs that decide while they run (an admin endpoint, a watchdog); the
  * report does the same on its trigger signal (SIGUSR2 by default) or trigger file, and writes

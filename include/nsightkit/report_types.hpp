@@ -112,7 +112,8 @@ struct ReportOptions {
   std::string trace{};
   /// Write the configured outputs when the process exits (std::atexit).
   bool at_exit{true};
-  /// Aggregate only ranges that begin while a capture window is active (detail::capture_active()).
+  /// Aggregate only ranges that begin while a capture window is active (detail::capture_active());
+  /// `window-only` in NSIGHTKIT_REPORT. Named like the summary's `captured_only` key.
   bool captured_only{false};
   /// The table also lists every thread on its own.
   bool per_thread{false};

@@ -8,7 +8,7 @@ schedule of torch.profiler.schedule (wait, warmup, active, repeat, skip_first).
 
 The window is the C++ one, run in nsightkit's NVTX tool library (nsightkit.tool): the schedule's
 arithmetic, NSIGHTKIT_CAPTURE, cuProfilerStart/Stop, the NVTX ranges and the report's treatment of
-steps (the steps line, `captured`, ProfilerStep#N in Kineto's schema, captures requested by the
+steps (the steps line, `window-only`, ProfilerStep#N in Kineto's schema, captures requested by the
 report's trigger signal or file) are its own. Without any tool listening, a step costs two calls
 into the library and NVTX's no-op.
 """

@@ -53,7 +53,7 @@ for app in $apps; do
     trace=""
     [ "$src" = cupti ] && trace=",trace=$dir/$app-cupti.trace.json.gz"
     step --tail 4 "$app-$src" env ${capture:+NSIGHTKIT_CAPTURE=$capture} "$exe" "${args[@]}" \
-      --report "captured,table=$dir/$app-$src.txt,json=$dir/$app-$src.json,csv=$dir/$app-$src.csv,gpu=$src$trace"
+      --report "window-only,table=$dir/$app-$src.txt,json=$dir/$app-$src.json,csv=$dir/$app-$src.csv,gpu=$src$trace"
   done
   if command -v ncu >/dev/null; then
     step --tail 3 --timeout 400 "$app-ncu" env ${capture:+NSIGHTKIT_CAPTURE=$capture} \
@@ -71,12 +71,12 @@ done
 
 # ---- 4. what the report costs on the examples' step time (CUPTI_SKIP_COST=1 leaves it out) ----
 if [ "${CUPTI_SKIP_COST:-0}" = 1 ]; then gpu_finish; fi
-# The same run with the report off, with CUPTI on every step, and with CUPTI in captured mode
-# (collection only during the capture window's steps); COST_ROUNDS rounds (default 2) of
-# COST_MODES (default "off all captured"; "floor" adds CUPTI's collection without nsightkit,
-# "floor_cb" that plus empty callbacks on the calls the report watches, "cpu" the report with no
-# GPU source),
-# alternating; COST_RESNET_STEPS (default 60) resnet_training steps per run.
+# The same run with the report off, with CUPTI on every step, and with CUPTI in the report's
+# window-only mode (mode "captured": collection only during the capture window's steps);
+# COST_ROUNDS rounds (default 2) of COST_MODES (default "off all captured"; "floor" adds CUPTI's
+# collection without nsightkit, "floor_cb" that plus empty callbacks on the calls the report
+# watches, "cpu" the report with no GPU source), alternating; COST_RESNET_STEPS (default 60)
+# resnet_training steps per run.
 for round in $(seq 1 "${COST_ROUNDS:-2}"); do
   for mode in ${COST_MODES:-off all captured}; do
     # floor: the report off, CUPTI collecting the same activity kinds through an injection
@@ -91,7 +91,7 @@ for round in $(seq 1 "${COST_ROUNDS:-2}"); do
         ;;
       cpu) spec="table=$dir/cost-resnet-$mode.txt,gpu=off" ;;
       all) spec="table=$dir/cost-resnet-$mode.txt,gpu=cupti" ;;
-      captured) spec="captured,table=$dir/cost-resnet-$mode.txt,gpu=cupti" ;;
+      captured) spec="window-only,table=$dir/cost-resnet-$mode.txt,gpu=cupti" ;;
     esac
     step --tail 2 "cost-resnet-$mode-$round" "${inject[@]}" "$resnet" --device cuda \
       --steps "${COST_RESNET_STEPS:-60}" --warmup 10 --report "$spec"
@@ -101,7 +101,7 @@ for round in $(seq 1 "${COST_ROUNDS:-2}"); do
       off | floor | floor_cb) spec=off ;;
       cpu) spec="table=$dir/cost-detr-$mode.txt,gpu=off" ;;
       all) spec="table=$dir/cost-detr-$mode.txt,gpu=cupti" ;;
-      captured) spec="captured,table=$dir/cost-detr-$mode.txt,gpu=cupti" ;;
+      captured) spec="window-only,table=$dir/cost-detr-$mode.txt,gpu=cupti" ;;
     esac
     step --tail 4 "cost-detr-$mode-$round" "${inject[@]}" "$detr" --device cuda --warmup 10 \
       --iterations 50 --quiet --report "$spec"

@@ -205,7 +205,7 @@ if wanted 5; then
     ncu_args=(--clock-control none --cache-control none --profile-from-start off --nvtx
       --metrics gpu__time_duration.sum --csv --print-nvtx-rename none --log-file "$dir/ncu/ncu-rank0.csv")
     step --tail 0 --timeout 300 ncu_cupti env NSIGHTKIT_CAPTURE=wait=5,active=1 "${ranks2[@]}" "$exe" \
-      "${one[@]}" --report "captured,json=$dir/ncu/cupti.json,table=$dir/ncu/cupti.txt,gpu=cupti"
+      "${one[@]}" --report "window-only,json=$dir/ncu/cupti.json,table=$dir/ncu/cupti.txt,gpu=cupti"
     step --tail 5 --timeout 900 ncu_rank0 env NSIGHTKIT_CAPTURE=wait=5,active=1 "$MPIEXEC" \
       -n 1 ncu "${ncu_args[@]}" "$exe" "${one[@]}" --report off : -n 1 "$exe" "${one[@]}" --report off
     # (Where this ncu prints its CSV to the terminal instead of --log-file, the step's log has it.)

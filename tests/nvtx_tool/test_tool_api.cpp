@@ -279,9 +279,9 @@ TEST_CASE("a report block: bad specifications, the outputs, captured steps, NVTX
   CHECK(s.at("start_end_ranges").at(0).at("name") == "capture");
   CHECK(s.at("start_end_ranges").at(0).at("time").at("count") == 1);
 
-  // A second block holds its own run only; `captured` counts the active steps.
+  // A second block holds its own run only; `window-only` counts the active steps.
   std::string const captured = temp_path("captured.json");
-  std::string const spec2 = "captured,table=" + temp_path("table2.txt") + ",json=" + captured;
+  std::string const spec2 = "window-only,table=" + temp_path("table2.txt") + ",json=" + captured;
   REQUIRE(tool().nsightkit_tool_report_start(spec2.c_str(), e, sizeof e) == api::ok);
   {
     Window w{{2, 1, 3, 1, 0, 0}};

@@ -3,7 +3,7 @@ mode writes what happened (the exception's type and message, the warnings) to th
 
 usage: profile_script.py MODE OUT [DIR]
   write     a window made before two blocks: DIR/block.json, .html and a Kineto-schema trace from
-            the first (every step), DIR/captured.json from the second (`captured`: active steps)
+            the first (every step), DIR/captured.json from the second (`window-only`: active steps)
   nested    a profile() inside another
   other     NVTX_INJECTION64_PATH names another tool (as Nsight Systems sets it)
   cupti     gpu=cupti where CUPTI cannot be had (no GPU here)
@@ -56,7 +56,7 @@ def main():
                 steps(window, 8)
             with nsightkit.range("between the blocks"):
                 pass
-            with nsightkit.profile(f"captured,json={where}/captured.json"):
+            with nsightkit.profile(f"window-only,json={where}/captured.json"):
                 steps(nsightkit.CaptureWindow(wait=2, warmup=1, active=3), 8)
         elif mode == "nested":
             def nested():

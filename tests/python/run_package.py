@@ -21,7 +21,7 @@ CASE:
          captures requested by the report's trigger signal and by request_capture(); with no tool
          at all the window still steps, cheaply, and says nothing but the no-driver line
   profile nsightkit.profile() without the command (profile_script.py): the outputs of two blocks
-         (every step, then `captured`), and each refusal's exception and message: nested, another
+         (every step, then `window-only`), and each refusal's exception and message: nested, another
          NVTX tool, gpu=cupti without CUPTI, NVTX started before the block, a bad specification;
          under `nsightkit profile` a warning and nothing written
   torch  `nsightkit profile` on a small PyTorch model under nsightkit.instrument(): every module's
@@ -279,13 +279,13 @@ def case_capture(a):
     names = step_names(a, trace)
     expect(names == [f"ProfilerStep#{i}" for i in range(8)], f"ProfilerStep#N in Kineto's schema ({names})")
 
-    p, seen = script_run(a, "capture_script.py", "window", ["--report", f"captured,json={summary}"])
+    p, seen = script_run(a, "capture_script.py", "window", ["--report", f"window-only,json={summary}"])
     steps, counts, _, captured_only = read_summary(a, summary)
     expect(p.returncode == 0 and captured_only and steps == 3 and counts == {"train_step": 3},
-           f"`captured`: the totals of the 3 active steps ({steps}, {counts})")
+           f"`window-only`: the totals of the 3 active steps ({steps}, {counts})")
 
     p, seen = script_run(a, "capture_script.py", "window",
-                         ["--report", f"captured,json={summary}", "--capture", "wait=1,active=2"])
+                         ["--report", f"window-only,json={summary}", "--capture", "wait=1,active=2"])
     steps, counts, _, _ = read_summary(a, summary)
     expect(p.returncode == 0 and seen["phases"] == [W, A, A] + [D] * 5 and seen["from_environment"]
            and seen["schedule"] == [1, 0, 2, 1, 0, False] and steps == 2 and counts == {"train_step": 2},
@@ -307,7 +307,7 @@ def case_capture(a):
     expect(p.returncode == 0 and seen["phases"] == ["off"] * 6, "nsightkit.step() without a schedule: off")
 
     for mode, how in (("signal", "the report's trigger signal (SIGUSR2)"), ("request", "request_capture()")):
-        p, seen = script_run(a, "capture_script.py", mode, ["--report", f"captured,json={summary}"])
+        p, seen = script_run(a, "capture_script.py", mode, ["--report", f"window-only,json={summary}"])
         phases = seen["phases"] if seen else None
         ok = phases is not None and phases[:3] == [W] * 3 and phases[-3:] == [U, A, A] and set(phases[3:-3]) <= {W}
         steps, counts, _, _ = read_summary(a, summary)
@@ -339,7 +339,7 @@ def case_profile(a):
     expect("train_step" in p.stderr, "the first block's table on stderr")
     steps, counts, _, captured_only = read_summary(a, os.path.join(out, "captured.json"))
     expect(captured_only and steps == 3 and counts == {"train_step": 3},
-           f"the second block holds its own run: `captured`, the 3 active steps ({steps}, {counts})")
+           f"the second block holds its own run: `window-only`, the 3 active steps ({steps}, {counts})")
 
     refusals = {
         "nested": ("ProfileError", ["already inside a profile() block"]),

@@ -2,7 +2,7 @@
 # report per process across shared libraries, the end-to-end run from NSIGHTKIT_REPORT checked by
 # an independent parser, bad environment values, GPU fail-soft without a driver, and GPU timing on
 # a device (label gpu).
-nsightkit_add_test(test_report SOURCES report/test_report.cpp NO_RECORDER)
+nsightkit_add_test(test_report SOURCES report/test_report.cpp report/test_report_spellings.cpp NO_RECORDER)
 nsightkit_add_test(test_report_threads SOURCES report/test_report_threads.cpp NO_RECORDER LABELS tsan)
 nsightkit_add_test(test_report_clock SOURCES report/test_report_clock.cpp NO_RECORDER LABELS tsan)
 nsightkit_add_test(test_owner_lock SOURCES report/test_owner_lock.cpp NO_RECORDER LABELS tsan)

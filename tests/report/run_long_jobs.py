@@ -278,7 +278,7 @@ def write_in_progress(args):
 def requested(args, by_file):
     d = fresh(os.path.join(args.dir, "trigger_file" if by_file else "trigger_signal"))
     trigger = os.path.join(d, "go")
-    spec = f"captured,json={d}/s.json,csv={d}/s.csv" + (f",trigger-file={trigger}" if by_file else "")
+    spec = f"window-only,json={d}/s.json,csv={d}/s.csv" + (f",trigger-file={trigger}" if by_file else "")
     demo = Demo(args.demo, spec, ["--threads", "1", "--capture"])
     demo.wait_for("out", r"^ready")
     for n in (1, 2):

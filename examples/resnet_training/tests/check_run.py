@@ -5,7 +5,7 @@ the report's JSON summary and the program's metrics JSON, that
   * every module path of the network appears under "forward/" and "backward/" (and the loader's
     "data" and the step's "h2d", "optimizer", "sync" ranges), once per recorded step;
   * the capture window captured the expected steps: the default window (skip the warm-up, then
-    three steps) and a window given through NSIGHTKIT_CAPTURE, and with the report's "captured"
+    three steps) and a window given through NSIGHTKIT_CAPTURE, and with the report's "window-only"
     mode the report holds exactly the captured steps;
   * the loss is finite and falls, and the accuracy rises;
   * bad command lines fail with exit code 2 and a message naming the flag.
@@ -161,7 +161,7 @@ def main():
         if os.path.exists(f):
             os.remove(f)
     p = run(a.exe, ["--device", "cpu", "--steps", "12", "--warmup", "2", "--workers", "0",
-                    "--layout", "nhwc", "--keep-warmup", "--report", f"captured,json={report2}",
+                    "--layout", "nhwc", "--keep-warmup", "--report", f"window-only,json={report2}",
                     "--metrics", metrics2],
             env_extra={"NSIGHTKIT_CAPTURE": "wait=3,warmup=1,active=2"})
     if p.returncode == 0:

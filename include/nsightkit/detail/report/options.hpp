@@ -26,7 +26,7 @@ namespace detail::report {
 inline constexpr char const report_grammar[] =
     "a comma-separated list of: table[=stderr|stdout|PATH], json=PATH, csv=PATH, "
     "trace=PATH[.gz], html=PATH, trace-size=BYTES[k|M|G], trace-schema=chrome|kineto, "
-    "captured[=on|off], threads[=on|off], gpu=on|off|auto|events|cupti, gpu-depth=N, "
+    "window-only[=on|off], threads[=on|off], gpu=on|off|auto|events|cupti, gpu-depth=N, "
     "advice=on|off|all, samples=N, trace-events=N, paths=N, depth=N, "
     "domains=all|NAME[+NAME...], signals=off|SIG[+SIG...], trigger-signal=off|SIG, "
     "trigger-file=PATH, snapshot-every=off|DURATION[ms|s|m|h], strict[=on|off]; or an off word "
@@ -182,7 +182,7 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
     json,
     csv,
     trace,
-    captured,
+    window_only,
     threads,
     gpu,
     samples,
@@ -200,7 +200,7 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
     count
   };
   static constexpr char const* names[count] = {
-      "table",  "json",    "csv",          "trace",          "captured",     "threads",
+      "table",  "json",    "csv",          "trace",          "window-only",  "threads",
       "gpu",    "samples", "trace-events", "paths",          "depth",        "gpu-depth",
       "advice", "domains", "signals",      "trigger-signal", "trigger-file", "snapshot-every",
       "strict"};
@@ -266,12 +266,21 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
         if (word == names[k]) key = k;
       }
     }
+    bool const former = word == "captured";  // window-only's former spelling, still accepted
+    if (former) key = window_only;
     if (key == count) return fail("unknown item " + quoted);
     if (seen[key]) {
       error = "'" + std::string{names[key]} + "' given twice; expected " + report_grammar;
       return false;
     }
     seen[key] = true;
+    if (former) {
+      std::fprintf(stderr,
+                   "nsightkit: NSIGHTKIT_REPORT=%s: 'captured' is now spelled 'window-only' "
+                   "(only ranges begun while a capture window is active); the old spelling "
+                   "still works\n",
+                   quote_value(spec).c_str());
+    }
     switch (key) {
       case table: o.table = has_value ? std::string{value} : std::string{"stderr"}; break;
       case json:
@@ -315,14 +324,14 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
                       " (all, or names joined by '+': nsightkit, default, or a domain's name)");
         }
         break;
-      case captured:
+      case window_only:
       case threads:
       case strict: {
         bool v = true;
         if (has_value && !parse_switch(value, v)) {
           return fail("bad switch value in " + quoted + " (use on or off)");
         }
-        (key == captured ? o.captured_only : key == threads ? o.per_thread : o.strict) = v;
+        (key == window_only ? o.captured_only : key == threads ? o.per_thread : o.strict) = v;
         break;
       }
       case signals: {
@@ -372,7 +381,7 @@ inline bool parse_report_spec(std::string_view spec, ReportOptions& out, bool& o
       }
     }
   }
-  // Modifiers alone ("captured") still mean "report": the table on stderr.
+  // Modifiers alone ("window-only") still mean "report": the table on stderr.
   if (o.table.empty() && o.json.empty() && o.csv.empty() && o.trace.empty() && o.html.empty())
     o.table = "stderr";
   std::string clash = output_clash(o);
