@@ -17,9 +17,9 @@
 #include <nsightkit/detail/report/lifecycle.hpp>
 #include <nsightkit/detail/report/nvtx_tool.hpp>
 #include <nsightkit/detail/report/options.hpp>
-#include <nsightkit/detail/report/output_file.hpp>
+#include <nsightkit/detail/report/output/file.hpp>
+#include <nsightkit/detail/report/output/writing.hpp>
 #include <nsightkit/detail/report/watcher.hpp>
-#include <nsightkit/detail/report/writing.hpp>
 #include <nsightkit/detail/text.hpp>
 #include <nsightkit/detail/tool_api.hpp>
 #include <nsightkit/report_types.hpp>

@@ -175,7 +175,7 @@ def _pandas(what):
 
 
 # A summary's frame has the columns of the report's summary CSV (docs/report.md, "Outputs";
-# detail/report/summary.hpp writes it), so a script reads either file alike, plus each row's name
+# detail/report/output/summary.hpp writes it), so a script reads either file alike, plus each row's name
 # and domain. Where a row has no GPU time or no GPU work ("gpu" or "gpu_work" null), its numbers are
 # those the CSV writes: zeros, and exact true.
 FRAME_TIME = ("count", "total_ns", "mean_ns", "min_ns", "p50_ns", "p95_ns", "max_ns", "exact")

@@ -15,9 +15,9 @@
 #include <nsightkit/detail/mpi/merge.hpp>
 #include <nsightkit/detail/mpi/merge_json.hpp>
 #include <nsightkit/detail/mpi/merge_text.hpp>
-#include <nsightkit/detail/report/html.hpp>
-#include <nsightkit/detail/report/summary.hpp>
-#include <nsightkit/detail/report/table.hpp>
+#include <nsightkit/detail/report/output/html.hpp>
+#include <nsightkit/detail/report/output/summary.hpp>
+#include <nsightkit/detail/report/output/table.hpp>
 #include <nsightkit/mpi_types.hpp>
 
 #include <sys/stat.h>

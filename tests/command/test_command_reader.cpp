@@ -8,10 +8,10 @@
 
 #include <nsightkit/detail/mpi/merge.hpp>
 #include <nsightkit/detail/mpi/wire.hpp>
-#include <nsightkit/detail/report/html.hpp>
-#include <nsightkit/detail/report/output_file.hpp>
-#include <nsightkit/detail/report/summary.hpp>
-#include <nsightkit/detail/report/table.hpp>
+#include <nsightkit/detail/report/output/file.hpp>
+#include <nsightkit/detail/report/output/html.hpp>
+#include <nsightkit/detail/report/output/summary.hpp>
+#include <nsightkit/detail/report/output/table.hpp>
 #include <nsightkit/report.hpp>
 
 #include <catch2/catch.hpp>

@@ -5,7 +5,7 @@
 // arrive while their range is still open or long after it ended, unknown correlation ids,
 // dropped records, device memory per path, and that nothing is recorded in a disabled build.
 #include <nsightkit/capture.hpp>
-#include <nsightkit/detail/report/trace_stream.hpp>
+#include <nsightkit/detail/report/trace/stream.hpp>
 #include <nsightkit/report.hpp>
 
 #include <catch2/catch.hpp>

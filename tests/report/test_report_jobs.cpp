@@ -242,7 +242,7 @@ TEST_CASE("GPU busy time folded as slices arrive equals the whole-run union, bin
     t += len + static_cast<std::int64_t>(rng() % (2 * ms));
   }
   // Expected: the union's length per bin of 1 ms from the origin, bins merged pairwise while
-  // there are more than 10^4 (the rule of trace_json.hpp).
+  // there are more than 10^4 (the rule of detail/report/trace/writer.hpp).
   std::vector<std::pair<std::int64_t, std::int64_t>> sorted = all;
   std::sort(sorted.begin(), sorted.end());
   std::int64_t width = ms;

@@ -4,7 +4,7 @@
 // its pieces (zlib's layout, the step series, counters) in a disabled build.
 #include <nsightkit/detail/report/counters.hpp>
 #include <nsightkit/detail/report/engine.hpp>  // the engine's pieces, in either mode
-#include <nsightkit/detail/report/output_file.hpp>
+#include <nsightkit/detail/report/output/file.hpp>
 #include <nsightkit/detail/report/step_series.hpp>
 #include <nsightkit/report.hpp>
 

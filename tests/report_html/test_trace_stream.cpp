@@ -6,7 +6,7 @@
 // report without the trace completes the file (or makes none when nothing was streamed). The worker's
 // own timing is not relied on: the tests drain explicitly (check_html.py's `stream` runs it with
 // the worker alone).
-#include <nsightkit/detail/report/output_file.hpp>
+#include <nsightkit/detail/report/output/file.hpp>
 #include <nsightkit/report.hpp>
 
 #include <catch2/catch.hpp>
@@ -19,7 +19,7 @@
 #include <utility>
 
 #if NSIGHTKIT_ENABLED
-#include <nsightkit/detail/report/trace_stream.hpp>
+#include <nsightkit/detail/report/trace/stream.hpp>
 
 #include <sys/resource.h>
 #include <sys/wait.h>

@@ -8,7 +8,7 @@
 #include <nsightkit/detail/fmt_format.hpp>
 #include <nsightkit/detail/format.hpp>
 #include <nsightkit/detail/mpi/merge_text.hpp>
-#include <nsightkit/detail/report/rows.hpp>
+#include <nsightkit/detail/report/output/gpu_columns.hpp>
 #include <nsightkit/detail/text.hpp>
 
 #include <nlohmann/json.hpp>

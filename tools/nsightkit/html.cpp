@@ -1,5 +1,5 @@
 // `nsightkit html`: the report's HTML page from saved summaries, made by the page builder the
-// report itself uses (detail/report/html.hpp): one run, the ranks of one run, or two runs
+// report itself uses (detail/report/output/html.hpp): one run, the ranks of one run, or two runs
 // compared; and a page written again from the data inside it (with this nsightkit's page).
 #include "arguments.hpp"
 #include "command.hpp"
@@ -7,8 +7,8 @@
 #include "report_file.hpp"
 
 #include <nsightkit/detail/fmt_format.hpp>
-#include <nsightkit/detail/report/html.hpp>
-#include <nsightkit/detail/report/text_sink.hpp>
+#include <nsightkit/detail/report/output/html.hpp>
+#include <nsightkit/detail/report/output/text_sink.hpp>
 
 #include <nlohmann/json.hpp>
 

@@ -12,7 +12,7 @@
 #include <nsightkit/detail/mpi/merge_json.hpp>
 #include <nsightkit/detail/mpi/merge_text.hpp>
 #include <nsightkit/detail/mpi/trace.hpp>
-#include <nsightkit/detail/report/text_sink.hpp>
+#include <nsightkit/detail/report/output/text_sink.hpp>
 #include <nsightkit/detail/text.hpp>
 #include <nsightkit/mpi_types.hpp>
 

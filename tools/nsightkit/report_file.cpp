@@ -4,7 +4,7 @@
 // one message naming the file and the place in it.
 #include "report_file.hpp"
 
-#include <nsightkit/detail/report/output_file.hpp>
+#include <nsightkit/detail/report/output/file.hpp>
 #include <nsightkit/detail/text.hpp>
 
 #include <nlohmann/json.hpp>

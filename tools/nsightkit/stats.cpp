@@ -1,4 +1,4 @@
-// `nsightkit stats`: a saved report's table — the one the program prints (detail/report/table.hpp)
+// `nsightkit stats`: a saved report's table — the one the program prints (detail/report/output/table.hpp)
 // — with its rows sorted, filtered or cut to the largest.
 #include "arguments.hpp"
 #include "command.hpp"
@@ -6,9 +6,9 @@
 #include "report_file.hpp"
 
 #include <nsightkit/detail/mpi/glob.hpp>
-#include <nsightkit/detail/report/rows.hpp>
-#include <nsightkit/detail/report/summary.hpp>
-#include <nsightkit/detail/report/table.hpp>
+#include <nsightkit/detail/report/output/gpu_columns.hpp>
+#include <nsightkit/detail/report/output/summary.hpp>
+#include <nsightkit/detail/report/output/table.hpp>
 #include <nsightkit/detail/text.hpp>
 
 #include <algorithm>

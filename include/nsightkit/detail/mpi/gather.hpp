@@ -25,9 +25,9 @@
 #include <nsightkit/detail/process.hpp>
 #include <nsightkit/detail/report/lifecycle.hpp>
 #include <nsightkit/detail/report/options.hpp>
-#include <nsightkit/detail/report/output_file.hpp>
+#include <nsightkit/detail/report/output/file.hpp>
 #include <nsightkit/detail/report/state.hpp>
-#include <nsightkit/detail/report/trace_stream.hpp>
+#include <nsightkit/detail/report/trace/stream.hpp>
 
 #include <mpi.h>
 

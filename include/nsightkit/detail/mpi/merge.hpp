@@ -7,7 +7,8 @@
 
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/mpi/glob.hpp>
-#include <nsightkit/detail/report/rows.hpp>
+#include <nsightkit/detail/report/output/gpu_columns.hpp>
+#include <nsightkit/detail/report/path_names.hpp>
 #include <nsightkit/detail/text.hpp>
 #include <nsightkit/report_types.hpp>
 
@@ -29,10 +30,9 @@ struct Component {
   std::string name;
 };
 
-/// "name" in nsightkit's domain and the default domain, else "domain@name" (as the report prints).
+/// A component as the report prints it (report/path_names.hpp).
 inline std::string component_label(std::string const& domain, std::string const& name) {
-  if (domain.empty() || domain == "nsightkit") return name;
-  return domain + "@" + name;
+  return report::component(domain, name);
 }
 
 /// Where GPU numbers come from: CUPTI's busy time of the work a path launched, on any stream (a

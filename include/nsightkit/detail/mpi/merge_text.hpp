@@ -9,7 +9,7 @@
 #include <nsightkit/detail/fmt_format.hpp>
 #include <nsightkit/detail/json.hpp>
 #include <nsightkit/detail/mpi/merge.hpp>
-#include <nsightkit/detail/report/text_sink.hpp>
+#include <nsightkit/detail/report/output/text_sink.hpp>
 #include <nsightkit/detail/text.hpp>
 #include <nsightkit/mpi_types.hpp>
 

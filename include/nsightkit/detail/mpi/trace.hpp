@@ -14,7 +14,7 @@
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/fmt_format.hpp>
 #include <nsightkit/detail/json.hpp>
-#include <nsightkit/detail/report/text_sink.hpp>
+#include <nsightkit/detail/report/output/text_sink.hpp>
 
 #include <algorithm>
 #include <cmath>

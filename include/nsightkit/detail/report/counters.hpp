@@ -50,7 +50,7 @@ inline void counter_sample(char const* name, double value) noexcept {
     auto const wake = s->trace_wake.load(std::memory_order_acquire);
     std::lock_guard<std::mutex> lock{counters.mutex};
     if (wake != nullptr) {
-      // Streamed (trace_stream.hpp): held like the threads' events, until the next piece.
+      // Streamed (trace/stream.hpp): held like the threads' events, until the next piece.
       if (counters.samples.size() >= s->max_trace_events.load(std::memory_order_relaxed)) {
         ++counters.dropped;
         return;

@@ -14,10 +14,10 @@
 #include <nsightkit/detail/process.hpp>
 #include <nsightkit/detail/report/counters.hpp>
 #include <nsightkit/detail/report/events_source.hpp>
+#include <nsightkit/detail/report/output/writing.hpp>
 #include <nsightkit/detail/report/state.hpp>
-#include <nsightkit/detail/report/trace_stream.hpp>
+#include <nsightkit/detail/report/trace/stream.hpp>
 #include <nsightkit/detail/report/watcher.hpp>
-#include <nsightkit/detail/report/writing.hpp>
 #include <nsightkit/detail/thread.hpp>
 
 #include <atomic>

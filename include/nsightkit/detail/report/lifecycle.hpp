@@ -13,13 +13,13 @@
 #include <nsightkit/detail/report/events_source.hpp>
 #include <nsightkit/detail/report/fork.hpp>
 #include <nsightkit/detail/report/options.hpp>
-#include <nsightkit/detail/report/output_file.hpp>
+#include <nsightkit/detail/report/output/file.hpp>
+#include <nsightkit/detail/report/output/writing.hpp>
 #include <nsightkit/detail/report/record.hpp>
 #include <nsightkit/detail/report/snapshot.hpp>
 #include <nsightkit/detail/report/state.hpp>
-#include <nsightkit/detail/report/trace_stream.hpp>
+#include <nsightkit/detail/report/trace/stream.hpp>
 #include <nsightkit/detail/report/watcher.hpp>
-#include <nsightkit/detail/report/writing.hpp>
 #if NSIGHTKIT_ENABLED
 #include <nsightkit/detail/report/nvtx_tool.hpp>
 #endif

@@ -5,6 +5,7 @@
 #include <nsightkit/detail/process.hpp>
 #include <nsightkit/detail/report/advice.hpp>
 #include <nsightkit/detail/report/gpu_source.hpp>
+#include <nsightkit/detail/report/path_names.hpp>
 #include <nsightkit/detail/report/record.hpp>
 #include <nsightkit/detail/report/state.hpp>
 #include <nsightkit/detail/report/stats.hpp>
@@ -24,20 +25,6 @@
 
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::report {
-
-/// A path component as the report shows it: the name, or "domain@name" outside the "nsightkit"
-/// and global domains (ncu's notation for domain-qualified ranges). The one place this rule lives
-/// in C++ (python/nsightkit/report_file.py holds it for Python).
-inline std::string component(std::string const& domain, std::string const& name) {
-  if (domain.empty() || domain == "nsightkit") return name;
-  return domain + "@" + name;
-}
-
-/// The path of a range: its parent's path (null for a range with no enclosing range) and its
-/// component, joined by '/'. The one place the path join lives in C++.
-inline std::string child_path(std::string const* parent, std::string const& comp) {
-  return parent == nullptr ? comp : *parent + "/" + comp;
-}
 
 inline TimeStats time_stats(Distribution const& d) {
   TimeStats t;

@@ -368,7 +368,7 @@ struct State {
   std::atomic<std::size_t> max_paths{std::size_t{1} << 16};
   std::atomic<std::size_t> max_depth{128};
   std::atomic<std::size_t> gpu_depth{0};  // events source: deepest path depth timed (0: all)
-  // Wakes the worker that streams the trace to its file (trace_stream.hpp); null: not streamed.
+  // Wakes the worker that streams the trace to its file (trace/stream.hpp); null: not streamed.
   std::atomic<void (*)() noexcept> trace_wake{nullptr};
   std::string gpu_note;  // why the GPU source is not the one asked for; mutex
 
@@ -377,7 +377,7 @@ struct State {
   std::unordered_map<std::uint64_t, OpenStartEnd> se_open;
   std::vector<StartEndStats> se_stats;
   std::unordered_map<std::string, std::uint32_t> se_index;
-  std::vector<StartEndEvent> se_trace;  // streamed with the threads' events (trace_stream.hpp)
+  std::vector<StartEndEvent> se_trace;  // streamed with the threads' events (trace/stream.hpp)
   std::uint64_t se_over_limit{0};       // ends counted under "(other start/end ranges)"
   std::uint64_t se_dropped{0};          // trace events past max_trace_events between two pieces
 

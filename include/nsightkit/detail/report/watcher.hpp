@@ -14,9 +14,9 @@
 
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/capture_state.hpp>
+#include <nsightkit/detail/report/output/writing.hpp>
 #include <nsightkit/detail/report/signal_names.hpp>
 #include <nsightkit/detail/report/signals.hpp>
-#include <nsightkit/detail/report/writing.hpp>
 #include <nsightkit/report_types.hpp>
 
 #include <atomic>

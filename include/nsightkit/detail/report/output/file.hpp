@@ -17,7 +17,7 @@
 
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/process.hpp>
-#include <nsightkit/detail/report/text_sink.hpp>
+#include <nsightkit/detail/report/output/text_sink.hpp>
 
 #include <algorithm>
 #include <atomic>

@@ -18,10 +18,10 @@
 
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/report/counters.hpp>
-#include <nsightkit/detail/report/output_file.hpp>
+#include <nsightkit/detail/report/output/file.hpp>
 #include <nsightkit/detail/report/signals.hpp>
-#include <nsightkit/detail/report/trace_json.hpp>
-#include <nsightkit/detail/report/trace_parts.hpp>
+#include <nsightkit/detail/report/trace/from_memory.hpp>
+#include <nsightkit/detail/report/trace/writer.hpp>
 
 #include <algorithm>
 #include <atomic>

@@ -6,8 +6,8 @@
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/fmt_format.hpp>
 #include <nsightkit/detail/json.hpp>
-#include <nsightkit/detail/report/rows.hpp>
-#include <nsightkit/detail/report/text_sink.hpp>
+#include <nsightkit/detail/report/output/gpu_columns.hpp>
+#include <nsightkit/detail/report/output/text_sink.hpp>
 #include <nsightkit/detail/text.hpp>
 #include <nsightkit/report_types.hpp>
 

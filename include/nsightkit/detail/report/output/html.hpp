@@ -13,8 +13,7 @@
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/fmt_format.hpp>
 #include <nsightkit/detail/json.hpp>
-#include <nsightkit/detail/report/output.hpp>
-#include <nsightkit/detail/report/text_sink.hpp>
+#include <nsightkit/detail/report/output/text_sink.hpp>
 #include <nsightkit/detail/text.hpp>
 #include <nsightkit/report_types.hpp>
 
@@ -32,7 +31,7 @@ namespace detail::report {
 
 /// The page's template (see html_page.inc).
 inline constexpr char html_template[] =
-#include <nsightkit/detail/report/html_page.inc>
+#include <nsightkit/detail/report/output/html_page.inc>
     ;
 
 /// A JSON string that is safe inside an HTML script element ("<" escaped).

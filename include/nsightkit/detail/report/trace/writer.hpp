@@ -1,8 +1,8 @@
 // Internal: the Chrome trace-event JSON export (Perfetto UI, chrome://tracing): one track per
 // thread with its ranges ("X"), marks ("i") and step ranges, one track per GPU stream with the GPU
 // slices the source measured, start/end ranges as async "b"/"e" pairs, and metadata naming the
-// process, threads and streams. Written into a TextSink, as a whole (trace_parts.hpp) or piece by
-// piece while the run goes on (trace_stream.hpp).
+// process, threads and streams. Written into a TextSink, as a whole (from_memory.hpp) or piece by
+// piece while the run goes on (stream.hpp).
 //
 // Kineto's schema (TraceSchema::kineto, for HTA) is this writer with Kineto's categories and step
 // names where nsightkit's documented ones would otherwise change for everyone, and a
@@ -20,9 +20,9 @@
 #include <nsightkit/detail/json.hpp>
 #include <nsightkit/detail/process.hpp>
 #include <nsightkit/detail/report/counters.hpp>
-#include <nsightkit/detail/report/snapshot.hpp>
+#include <nsightkit/detail/report/output/text_sink.hpp>
+#include <nsightkit/detail/report/path_names.hpp>
 #include <nsightkit/detail/report/state.hpp>
-#include <nsightkit/detail/report/text_sink.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -125,7 +125,7 @@ class TraceWriter {
     out_ = &sink.buffer();
   }
 
-  /// Streaming (trace_stream.hpp): names of tracks are kept aside for the end of the file, where
+  /// Streaming (trace/stream.hpp): names of tracks are kept aside for the end of the file, where
   /// no size cap can drop them, instead of written among the events.
   void defer_names(bool on) noexcept { defer_ = on; }
   /// Writes the names kept aside so far (at the end of a streamed trace).

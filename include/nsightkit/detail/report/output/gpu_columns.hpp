@@ -1,4 +1,4 @@
-// Internal: what the report's outputs ask of a snapshot's rows (which GPU columns to show).
+// Internal: which GPU columns a snapshot's rows call for in the outputs (CUDA-event times, CUPTI work).
 #pragma once
 
 #include <nsightkit/config.hpp>

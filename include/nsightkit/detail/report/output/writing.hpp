@@ -6,15 +6,15 @@
 
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/process.hpp>
-#include <nsightkit/detail/report/html.hpp>
 #include <nsightkit/detail/report/options.hpp>
-#include <nsightkit/detail/report/output_file.hpp>
+#include <nsightkit/detail/report/output/file.hpp>
+#include <nsightkit/detail/report/output/html.hpp>
+#include <nsightkit/detail/report/output/summary.hpp>
+#include <nsightkit/detail/report/output/table.hpp>
+#include <nsightkit/detail/report/output/text_sink.hpp>
 #include <nsightkit/detail/report/snapshot.hpp>
 #include <nsightkit/detail/report/state.hpp>
-#include <nsightkit/detail/report/summary.hpp>
-#include <nsightkit/detail/report/table.hpp>
-#include <nsightkit/detail/report/text_sink.hpp>
-#include <nsightkit/detail/report/trace_stream.hpp>
+#include <nsightkit/detail/report/trace/stream.hpp>
 #include <nsightkit/report_types.hpp>
 
 #include <atomic>

@@ -7,9 +7,9 @@
 #include <nsightkit/detail/fmt_format.hpp>
 #include <nsightkit/detail/process.hpp>
 #include <nsightkit/detail/report/counters.hpp>
+#include <nsightkit/detail/report/output/text_sink.hpp>
 #include <nsightkit/detail/report/state.hpp>
-#include <nsightkit/detail/report/text_sink.hpp>
-#include <nsightkit/detail/report/trace_json.hpp>
+#include <nsightkit/detail/report/trace/writer.hpp>
 
 #include <cstdint>
 #include <limits>
