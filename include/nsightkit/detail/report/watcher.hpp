@@ -17,6 +17,7 @@
 #include <nsightkit/detail/report/output/writing.hpp>
 #include <nsightkit/detail/report/signal_names.hpp>
 #include <nsightkit/detail/report/signals.hpp>
+#include <nsightkit/detail/report/write_hook.hpp>
 #include <nsightkit/report_types.hpp>
 
 #include <atomic>

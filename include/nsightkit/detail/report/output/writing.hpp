@@ -18,6 +18,7 @@
 #include <nsightkit/report_types.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <string>
@@ -36,8 +37,12 @@ NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<int> urgent_writes{0};
 /// Outputs that did not reach their place (a strict report makes the exit status say so).
 NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<unsigned> outputs_failed{0};
 
-/// The file outputs of `o`: (what, path as given, fallback stem, extension).
+/// The outputs that go to files.
+enum class OutputKind : std::uint8_t { table, summary_json, summary_csv, trace, html_page };
+
+/// The file outputs of `o`: (kind, what messages call it, path as given, fallback stem, extension).
 struct FileOutput {
+  OutputKind kind;
   char const* what;
   std::string const* path;
   char const* stem;
@@ -47,11 +52,16 @@ struct FileOutput {
 inline std::vector<FileOutput> file_outputs(ReportOptions const& o) {
   std::vector<FileOutput> out;
   if (!o.table.empty() && o.table != "stderr" && o.table != "stdout")
-    out.push_back(FileOutput{"table", &o.table, "table", ".txt"});
-  if (!o.json.empty()) out.push_back(FileOutput{"summary JSON", &o.json, "summary", ".json"});
-  if (!o.csv.empty()) out.push_back(FileOutput{"summary CSV", &o.csv, "summary", ".csv"});
-  if (!o.trace.empty()) out.push_back(FileOutput{"trace", &o.trace, "trace", ".json"});
-  if (!o.html.empty()) out.push_back(FileOutput{"HTML page", &o.html, "report", ".html"});
+    out.push_back(FileOutput{OutputKind::table, "table", &o.table, "table", ".txt"});
+  if (!o.json.empty())
+    out.push_back(
+        FileOutput{OutputKind::summary_json, "summary JSON", &o.json, "summary", ".json"});
+  if (!o.csv.empty())
+    out.push_back(FileOutput{OutputKind::summary_csv, "summary CSV", &o.csv, "summary", ".csv"});
+  if (!o.trace.empty())
+    out.push_back(FileOutput{OutputKind::trace, "trace", &o.trace, "trace", ".json"});
+  if (!o.html.empty())
+    out.push_back(FileOutput{OutputKind::html_page, "HTML page", &o.html, "report", ".html"});
   return out;
 }
 
@@ -72,11 +82,6 @@ inline int check_outputs(ReportOptions const& o) {
   }
   return bad;
 }
-
-/// Takes over write() when set: nsightkit/mpi.hpp gathers every rank's report to rank 0 through
-/// it. `at_exit` tells the at-exit handler's call from an explicit Report::write().
-using WriteHook = bool (*)(bool at_exit) noexcept;
-NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<WriteHook> write_hook{nullptr};
 
 /// How a write goes: with the table for stdout or stderr or not, saying what it wrote or not, and
 /// why it writes ("at SIGTERM"), for the line that lists the files.
@@ -123,24 +128,19 @@ inline bool write_snapshot(ReportSnapshot const& snap, WriteWay way) noexcept {
     }
     for (FileOutput const& f : file_outputs(o)) {
       std::string const path = output_path_here(*f.path);
-      std::string_view const what{f.what};
       auto produce = [&](TextSink& sink) {
-        if (what == "table") {
-          format_table(sink, snap, o.per_thread);
-        } else if (what == "summary JSON") {
-          summary_json(sink, snap);
-        } else if (what == "summary CSV") {
-          summary_csv(sink, snap);
-        } else if (what == "HTML page") {
-          write_html(sink, snap);
-        } else {
-          write_trace_from_memory(sink);
+        switch (f.kind) {
+          case OutputKind::table: format_table(sink, snap, o.per_thread); break;
+          case OutputKind::summary_json: summary_json(sink, snap); break;
+          case OutputKind::summary_csv: summary_csv(sink, snap); break;
+          case OutputKind::html_page: write_html(sink, snap); break;
+          case OutputKind::trace: write_trace_from_memory(sink); break;
         }
       };
       done.clear();
       TraceStream* const stream = TraceStream::existing();
       State* const st = state();
-      if (f.path == &o.trace && stream != nullptr && st != nullptr &&
+      if (f.kind == OutputKind::trace && stream != nullptr && st != nullptr &&
           stream->holds(effective_path(path), way.urgent)) {
         if (!stream->write_file(*st, done, way.urgent))
           ok = false;  // it streamed there: it ends it
@@ -183,12 +183,6 @@ inline bool write_local(WriteWay way = {}) noexcept {
     std::fprintf(stderr, "nsightkit report: out of memory while taking the report's snapshot\n");
   }
   return false;
-}
-
-/// Report::write(): this process's outputs, or what the write hook does instead.
-inline bool write() noexcept {
-  if (WriteHook const hook = write_hook.load(std::memory_order_acquire)) return hook(false);
-  return write_local();
 }
 
 /// Report::write_html(): the page of the data so far, to `path` (through output_path_here()).
