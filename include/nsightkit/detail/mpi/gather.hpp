@@ -371,7 +371,7 @@ inline bool gather_write() noexcept {
     bool ok = true;
     if (has) {
       o = report::options();
-      snap = report::snapshot();
+      snap = report::advised_snapshot();
       ok = report::write_snapshot(*snap, false);
     }
     // 1. Rank 0 decides what is merged.

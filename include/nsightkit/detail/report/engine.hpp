@@ -6,11 +6,11 @@
 #pragma once
 
 #include <nsightkit/config.hpp>
+#include <nsightkit/detail/report/advised_snapshot.hpp>
 #include <nsightkit/detail/report/events_source.hpp>
 #include <nsightkit/detail/report/lifecycle.hpp>
 #include <nsightkit/detail/report/options.hpp>
 #include <nsightkit/detail/report/output/html.hpp>
 #include <nsightkit/detail/report/output/summary.hpp>
 #include <nsightkit/detail/report/output/table.hpp>
-#include <nsightkit/detail/report/snapshot.hpp>
 #include <nsightkit/detail/report/trace/stream.hpp>

@@ -94,7 +94,7 @@ NSIGHTKIT_DETAIL_ENTRY void reset() noexcept { report::reset(); }
 
 NSIGHTKIT_DETAIL_ENTRY ReportOptions options() { return report::options(); }
 
-NSIGHTKIT_DETAIL_ENTRY ReportSnapshot snapshot() { return report::snapshot(); }
+NSIGHTKIT_DETAIL_ENTRY ReportSnapshot snapshot() { return report::advised_snapshot(); }
 
 NSIGHTKIT_DETAIL_ENTRY std::string trace_json() { return report::trace_json(); }
 

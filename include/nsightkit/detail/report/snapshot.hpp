@@ -3,7 +3,6 @@
 
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/process.hpp>
-#include <nsightkit/detail/report/advice.hpp>
 #include <nsightkit/detail/report/gpu_source.hpp>
 #include <nsightkit/detail/report/path_names.hpp>
 #include <nsightkit/detail/report/record.hpp>
@@ -193,9 +192,10 @@ inline void name_streams(State& s, GpuSource* src, std::vector<GpuStreamStats>& 
   }
 }
 
-/// Everything the report knows now, merged over threads. Completes GPU timing first (the GPU
-/// source's flush: the only place the report waits for the GPU).
-inline ReportSnapshot snapshot() {
+/// Everything the report knows now, merged over threads, without the advice (advised_snapshot.hpp
+/// adds it). Completes GPU timing first (the GPU source's flush: the only place the report waits
+/// for the GPU).
+inline ReportSnapshot merged_snapshot() {
   ReportSnapshot snap;
   snap.pid = process_id();
   snap.forked_from = forked_from.load(std::memory_order_relaxed);
@@ -301,14 +301,6 @@ inline ReportSnapshot snapshot() {
   {
     std::lock_guard<std::mutex> lock{s->mutex};
     snap.gpu.note = s->gpu_note;
-  }
-  {
-    ReportOptions o;
-    {
-      std::lock_guard<std::mutex> lock{s->mutex};
-      o = s->options;
-    }
-    snap.advice = advise(snap, o.advice, o.advice_thresholds, snap.advice_missing);
   }
   if (src != nullptr && tool_injected()) {
     if (!snap.gpu.note.empty()) snap.gpu.note += "; ";

@@ -6,13 +6,13 @@
 
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/process.hpp>
+#include <nsightkit/detail/report/advised_snapshot.hpp>
 #include <nsightkit/detail/report/options.hpp>
 #include <nsightkit/detail/report/output/file.hpp>
 #include <nsightkit/detail/report/output/html.hpp>
 #include <nsightkit/detail/report/output/summary.hpp>
 #include <nsightkit/detail/report/output/table.hpp>
 #include <nsightkit/detail/report/output/text_sink.hpp>
-#include <nsightkit/detail/report/snapshot.hpp>
 #include <nsightkit/detail/report/state.hpp>
 #include <nsightkit/detail/report/trace/stream.hpp>
 #include <nsightkit/report_types.hpp>
@@ -178,7 +178,7 @@ inline bool write_snapshot(ReportSnapshot const& snap, bool console_table) noexc
 /// Writes every output of this process's report now; false when one did not reach its place.
 inline bool write_local(WriteWay way = {}) noexcept {
   if (state() == nullptr) return false;
-  NSIGHTKIT_DETAIL_TRY { return write_snapshot(snapshot(), way); }
+  NSIGHTKIT_DETAIL_TRY { return write_snapshot(advised_snapshot(), way); }
   NSIGHTKIT_DETAIL_CATCH(...) {
     std::fprintf(stderr, "nsightkit report: out of memory while taking the report's snapshot\n");
   }
@@ -189,7 +189,7 @@ inline bool write_local(WriteWay way = {}) noexcept {
 inline bool write_html_file(std::string const& path) noexcept {
   if (state() == nullptr) return false;
   NSIGHTKIT_DETAIL_TRY {
-    ReportSnapshot const snap = snapshot();
+    ReportSnapshot const snap = advised_snapshot();
     std::string const target = output_path_here(path);
     auto produce = [&](TextSink& sink) { write_html(sink, snap); };
     std::string done;
