@@ -13,6 +13,7 @@
 #include <nsightkit/config.hpp>
 #include <nsightkit/detail/emit_types.hpp>
 #include <nsightkit/detail/nvtx_injection.hpp>
+#include <nsightkit/detail/report/record.hpp>
 #include <nsightkit/detail/report/state.hpp>
 #include <nsightkit/detail/sinks.hpp>
 #include <nsightkit/detail/thread.hpp>
