@@ -10,7 +10,7 @@
 // from static destructors after the final report land in valid memory).
 //
 // Lock order: State::mutex, then State::se_mutex, then a ThreadData::lock, then a GPU source's own
-// locks; State::stream_names_mutex is a leaf. The fork handlers (lifecycle.hpp) take them all in
+// locks; State::stream_names_mutex is a leaf. The fork handlers (fork.hpp) take them all in
 // that order.
 #pragma once
 

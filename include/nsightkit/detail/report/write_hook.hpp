@@ -10,7 +10,8 @@
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::report {
 
-/// Takes over write() when set (nsightkit/mpi.hpp). `at_exit` tells the at-exit handler's call from an explicit Report::write().
+/// Takes over write() when set (nsightkit/mpi.hpp). `at_exit` tells the at-exit handler's call
+/// from an explicit Report::write().
 using WriteHook = bool (*)(bool at_exit) noexcept;
 NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<WriteHook> write_hook{nullptr};
 

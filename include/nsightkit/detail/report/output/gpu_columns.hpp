@@ -1,4 +1,4 @@
-// Internal: which GPU columns a snapshot's rows call for in the outputs (CUDA-event times, CUPTI work).
+// Internal: which GPU columns a snapshot's rows call for (CUDA-event times, CUPTI work).
 #pragma once
 
 #include <nsightkit/config.hpp>
