@@ -42,6 +42,9 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 /**
  * @brief The process-wide report: enable, snapshot, write. All members are static.
  *
+ * Report controls the live report and reads it (snapshot(), trace_json()); a snapshot is turned
+ * into text by the free functions format_table(), summary_json(), summary_csv() and html_page().
+ *
  * @code
  * int main() {
  *   nsightkit::ReportOptions o;
@@ -52,6 +55,7 @@ NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
  *     { nsightkit::ScopedRange f{"forward"}; forward(); }
  *     { nsightkit::ScopedRange b{"backward"}; backward(); }
  *   }
+ *   std::puts(nsightkit::format_table(nsightkit::Report::snapshot()).c_str());
  * }
  * @endcode
  *
@@ -116,6 +120,7 @@ class Report {
    */
   [[nodiscard]] static ReportSnapshot snapshot();
 
+  // Being moved to the free functions below: these stay until every caller is moved.
   /**
    * @brief The table for `snapshot`: tree-indented paths sorted by total, %run, self, percentiles.
    * @param snapshot from snapshot()
@@ -143,15 +148,6 @@ class Report {
   }
 
   /**
-   * @brief The Chrome trace-event JSON of the ranges recorded so far.
-   *
-   * Needs ReportOptions::trace or ReportOptions::record_trace; otherwise it holds only metadata.
-   * @return the JSON document (`{"traceEvents":[]}` under NSIGHTKIT_DISABLE).
-   * @throws std::bad_alloc when the text cannot be built.
-   */
-  [[nodiscard]] static std::string trace_json() { return detail::report::entry::trace_json(); }
-
-  /**
    * @brief The HTML page of `snapshot`: one self-contained file (inline styles and scripts, no
    *        network) with an icicle view of the path tree, the sortable and filterable table,
    *        steps over the run and top kernels per module. See docs/report-html.md.
@@ -165,6 +161,15 @@ class Report {
   [[nodiscard]] static std::string html_page(ReportSnapshot const& snapshot) {
     return detail::report::entry::html_page(snapshot);
   }
+
+  /**
+   * @brief The Chrome trace-event JSON of the ranges recorded so far.
+   *
+   * Needs ReportOptions::trace or ReportOptions::record_trace; otherwise it holds only metadata.
+   * @return the JSON document (`{"traceEvents":[]}` under NSIGHTKIT_DISABLE).
+   * @throws std::bad_alloc when the text cannot be built.
+   */
+  [[nodiscard]] static std::string trace_json() { return detail::report::entry::trace_json(); }
 
   /**
    * @brief Writes the HTML page of the data recorded so far to `path` now.
@@ -201,6 +206,56 @@ class Report {
     return detail::report::entry::output_path(path);
   }
 };
+
+/**
+ * @name Rendering a snapshot
+ * The report's outputs as text, from a snapshot (Report::snapshot(), or one read back from a
+ * file): what Report::write() writes, for a program that prints or sends them itself.
+ * @{
+ */
+
+/**
+ * @brief The table for `snapshot`: tree-indented paths sorted by total, %run, self, percentiles.
+ * @param snapshot from Report::snapshot()
+ * @param per_thread also list every thread on its own
+ * @return the table's text, one line per row.
+ * @throws std::bad_alloc when the text cannot be built.
+ */
+[[nodiscard]] inline std::string format_table(ReportSnapshot const& snapshot,
+                                              bool per_thread = false) {
+  return detail::report::entry::format_table(snapshot, per_thread);
+}
+
+/// The summary of a snapshot as JSON. @param snapshot from Report::snapshot()
+/// @return the JSON document (format "nsightkit-report", version 1; see docs/report.md).
+/// @throws std::bad_alloc when the text cannot be built.
+[[nodiscard]] inline std::string summary_json(ReportSnapshot const& snapshot) {
+  return detail::report::entry::summary_json(snapshot);
+}
+
+/// The summary of a snapshot as CSV. @param snapshot from Report::snapshot()
+/// @return a header line, then one row per path (scope "all") and per thread and path.
+/// @throws std::bad_alloc when the text cannot be built.
+[[nodiscard]] inline std::string summary_csv(ReportSnapshot const& snapshot) {
+  return detail::report::entry::summary_csv(snapshot);
+}
+
+/**
+ * @brief The HTML page of `snapshot`: one self-contained file (inline styles and scripts, no
+ *        network) with an icicle view of the path tree, the sortable and filterable table,
+ *        steps over the run and top kernels per module. See docs/report-html.md.
+ *
+ * The page needs no library: its own script draws the charts, so it is whole wherever it is
+ * written.
+ * @param snapshot from Report::snapshot()
+ * @return the page's HTML text.
+ * @throws std::bad_alloc when the text cannot be built.
+ */
+[[nodiscard]] inline std::string html_page(ReportSnapshot const& snapshot) {
+  return detail::report::entry::html_page(snapshot);
+}
+
+/** @} */
 
 #if NSIGHTKIT_HAS_CUDA || defined(NSIGHTKIT_DOXYGEN)
 /**

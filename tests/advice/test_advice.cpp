@@ -58,7 +58,7 @@ std::vector<std::string> rules(ReportSnapshot const& s) {
 }
 
 Advice const& only(ReportSnapshot const& s, char const* rule) {
-  INFO(Report::format_table(s));
+  INFO(nsightkit::format_table(s));
   REQUIRE(rules(s) == std::vector<std::string>{rule});
   return s.advice.front();
 }
@@ -91,7 +91,7 @@ TEST_CASE("a clean program: busy GPU, pinned copies beside kernels, one stream e
     fake->copy(c, nr::CopyKind::h2d, 1 << 20, t0, t0 + (t1 - t0) / 2, false, 2);
   });
   auto const s = Report::snapshot();
-  INFO(Report::format_table(s));
+  INFO(nsightkit::format_table(s));
   REQUIRE(s.find("forward")->work.kernels == steps);
   REQUIRE(s.advice.empty());
   // Every rule was evaluated, and one process without NCCL has no rank to wait for: nothing is
@@ -99,8 +99,8 @@ TEST_CASE("a clean program: busy GPU, pinned copies beside kernels, one stream e
   REQUIRE(s.advice_missing.empty());
   REQUIRE(s.gpu.devices.size() == 1);
   REQUIRE(s.gpu.devices[0].copy_overlap_ns == s.gpu.devices[0].copy_busy_ns);
-  REQUIRE(Report::format_table(s).find("\nadvice (") == std::string::npos);
-  REQUIRE(Report::format_table(s).find("not evaluated") == std::string::npos);
+  REQUIRE(nsightkit::format_table(s).find("\nadvice (") == std::string::npos);
+  REQUIRE(nsightkit::format_table(s).find("not evaluated") == std::string::npos);
 }
 
 TEST_CASE("the straggler rule is named not evaluated for a rank of several or a run with NCCL") {
@@ -116,11 +116,11 @@ TEST_CASE("the straggler rule is named not evaluated for a rank of several or a 
     });
   };
   auto const only_straggler_missing = [](ReportSnapshot const& s) {
-    INFO(Report::format_table(s));
+    INFO(nsightkit::format_table(s));
     REQUIRE(s.advice_missing.size() == 1);
     REQUIRE(s.advice_missing[0].find("NCCL waiting on a straggler rank") != std::string::npos);
     REQUIRE(s.advice_missing[0].find("nsightkit merge") != std::string::npos);
-    REQUIRE(Report::format_table(s).find("advice not evaluated: NCCL") != std::string::npos);
+    REQUIRE(nsightkit::format_table(s).find("advice not evaluated: NCCL") != std::string::npos);
   };
   SECTION("one process whose range ran an NCCL collective's kernel") {
     Session session{false, AdviceMode::all};
@@ -296,7 +296,7 @@ TEST_CASE("legacy-stream: the legacy stream alone is fine") {
     fake->kernel(k, 7, base(i), base(i) + 1000).legacy = true;
   });
   auto const s = Report::snapshot();
-  INFO(Report::format_table(s));
+  INFO(nsightkit::format_table(s));
   REQUIRE(s.advice.empty());
 }
 
@@ -385,11 +385,11 @@ TEST_CASE("several findings: most costly first, each in the table and the JSON")
   });
   auto const s = Report::snapshot();
   REQUIRE(rules(s) == std::vector<std::string>{"host-sync", "launch-bound"});
-  std::string const table = Report::format_table(s);
+  std::string const table = nsightkit::format_table(s);
   REQUIRE(table.find("\nadvice (most costly first") != std::string::npos);
   REQUIRE(table.find("] host-sync: costs about 5.00 ms per step") != std::string::npos);
   REQUIRE(table.find("what to do: ") != std::string::npos);
-  std::string const json = Report::summary_json(s);
+  std::string const json = nsightkit::summary_json(s);
   REQUIRE(json.find("\"advice\":[\n {\"rule\":\"host-sync\",\"severity\":\"high\","
                     "\"paths\":[\"forward\"]") != std::string::npos);
   REQUIRE(json.find("\"cost_ns\":5000000") != std::string::npos);
@@ -409,7 +409,7 @@ TEST_CASE("without steps the cost is for the whole run, and the table says so") 
   Advice const& a = only(s, "host-sync");
   REQUIRE(a.cost_ns == 4'000'000);
   REQUIRE(a.evidence.find("in the run") != std::string::npos);
-  REQUIRE(Report::format_table(s).find("costs about 4.00 ms in the run") != std::string::npos);
+  REQUIRE(nsightkit::format_table(s).find("costs about 4.00 ms in the run") != std::string::npos);
 }
 #endif
 

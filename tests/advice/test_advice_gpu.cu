@@ -81,7 +81,7 @@ Advice const* find(ReportSnapshot const& s, char const* rule) {
 
 /// The finding of `rule`, which must exist and name `path` first.
 Advice const& expect(ReportSnapshot const& s, char const* rule, char const* path) {
-  INFO(Report::format_table(s));
+  INFO(nsightkit::format_table(s));
   Advice const* a = find(s, rule);
   REQUIRE(a != nullptr);
   REQUIRE_FALSE(a->paths.empty());
@@ -133,7 +133,7 @@ TEST_CASE("a copy from pageable memory is named with its module; from pinned mem
     });
     auto const s = Report::snapshot();
     INFO("pinned: " << use_pinned);
-    INFO(Report::format_table(s));
+    INFO(nsightkit::format_table(s));
     REQUIRE(s.find("data/upload")->work.h2d.count == steps);
     if (use_pinned) {
       REQUIRE(find(s, "pageable-copies") == nullptr);
@@ -185,7 +185,7 @@ TEST_CASE(
       NSIGHTKIT_CUDA_CHECK(cudaStreamSynchronize(a.s));
     });
     auto const s = Report::snapshot();
-    INFO(Report::format_table(s));
+    INFO(nsightkit::format_table(s));
     REQUIRE(find(s, "copy-overlap") == nullptr);
   }
   NSIGHTKIT_CUDA_CHECK(cudaFreeHost(host));

@@ -50,15 +50,15 @@ int check_in_process() {
     }
     auto const* backward = snap.find("step 2/backward 1.0");
     expect(backward != nullptr && backward->cpu.count == 1, "path step 2/backward 1.0");
-    std::string const table = nsightkit::Report::format_table(snap);
+    std::string const table = nsightkit::format_table(snap);
     expect(table.find("attention 0:heads") != std::string::npos, "the table names the paths");
-    std::string const json = nsightkit::Report::summary_json(snap);
+    std::string const json = nsightkit::summary_json(snap);
     expect(json.find("\"step 1/forward/layer0\"") != std::string::npos, "the summary JSON");
-    expect(nsightkit::Report::summary_csv(snap).find("step 0/backward 0.0") != std::string::npos,
+    expect(nsightkit::summary_csv(snap).find("step 0/backward 0.0") != std::string::npos,
            "the summary CSV");
     expect(nsightkit::Report::trace_json().find("\"name\":\"layer1\"") != std::string::npos,
            "the trace");
-    expect(nsightkit::Report::html_page(snap).find("<html") != std::string::npos, "the HTML page");
+    expect(nsightkit::html_page(snap).find("<html") != std::string::npos, "the HTML page");
     nsightkit::Report::reset();
     expect(nsightkit::Report::snapshot().paths.empty(), "Report::reset()");
     nsightkit::Report::disable();

@@ -11,6 +11,6 @@ int main() {
   int const v[] = {1, 2, 3};
   nsightkit::Report::enable();
   std::printf("%d %s\n", nsk_instrumented(v, 3),
-              nsightkit::Report::format_table(nsightkit::Report::snapshot()).c_str());
+              nsightkit::format_table(nsightkit::Report::snapshot()).c_str());
   return 0;
 }

@@ -17,7 +17,7 @@ int main() {
   auto const* row = snap.find("main/lib step 1/lib layer");
   if (nsightkit::enabled && (row == nullptr || row->cpu.count != 1)) {
     std::fprintf(stderr, "FAIL: no path main/lib step 1/lib layer\n%s",
-                 nsightkit::Report::format_table(snap).c_str());
+                 nsightkit::format_table(snap).c_str());
     return 1;
   }
   std::printf("ok\n");

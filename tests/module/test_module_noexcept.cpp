@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
   }
 
   nsk::ReportSnapshot const snap = nsk::Report::snapshot();
-  std::string const table = nsk::Report::format_table(snap);
+  std::string const table = nsk::format_table(snap);
   if (nsk::enabled) {
     nsk::PathStats const* step = snap.find("step");
     nsk::PathStats const* layer = snap.find("step/layer1/relu");

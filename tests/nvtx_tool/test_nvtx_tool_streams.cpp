@@ -62,7 +62,7 @@ TEST_CASE("streams named through NVTX carry their names in the GPU totals and th
   CHECK(trace.find(R"(GPU stream 7 \"copies\" (device 0))") != std::string::npos);
   CHECK(trace.find(R"(GPU stream 9 \"compute\" (device 0))") != std::string::npos);
   CHECK(trace.find("never used") == std::string::npos);
-  std::string const table = nsk::Report::format_table(s);
+  std::string const table = nsk::format_table(s);
   CHECK(table.find("GPU stream 7 \"copies\" (device 0): busy ") != std::string::npos);
   CHECK(table.find("GPU stream 9 \"compute\" (device 0): busy ") != std::string::npos);
 }

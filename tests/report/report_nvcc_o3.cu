@@ -9,7 +9,7 @@ std::string nsightkit_report_outputs(int i) {
   nsightkit::ScopedRange const range{"range {}", i};
   NSIGHTKIT_MODULE("module {}", i);
   auto const snapshot = nsightkit::Report::snapshot();
-  return nsightkit::Report::format_table(snapshot) + nsightkit::Report::summary_json(snapshot) +
-         nsightkit::Report::summary_csv(snapshot) + nsightkit::Report::trace_json() +
-         nsightkit::Report::html_page(snapshot);
+  return nsightkit::format_table(snapshot) + nsightkit::summary_json(snapshot) +
+         nsightkit::summary_csv(snapshot) + nsightkit::Report::trace_json() +
+         nsightkit::html_page(snapshot);
 }

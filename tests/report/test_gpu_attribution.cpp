@@ -169,7 +169,7 @@ TEST_CASE("unknown correlation ids and work outside any range are counted, never
   REQUIRE(snap.gpu.records_unattributed == 3);
   REQUIRE(snap.gpu.records_dropped == 5);
   REQUIRE(snap.gpu.devices[0].kernels == 4);  // the device totals see everything
-  std::string const table = Report::format_table(snap);
+  std::string const table = nsightkit::format_table(snap);
   REQUIRE(table.find("5 records dropped by CUPTI") != std::string::npos);
 }
 
@@ -611,10 +611,10 @@ TEST_CASE(
   REQUIRE(bwd.delegated_kernels == 1);  // inclusive, as kernels
   REQUIRE(snap.gpu.records_delegated == 1);
   REQUIRE(snap.gpu.records_unattributed == 0);
-  std::string const json = Report::summary_json(snap);
+  std::string const json = nsightkit::summary_json(snap);
   REQUIRE(json.find("\"delegated_kernels\":1,\"delegated_kernel_ns\":800}") != std::string::npos);
   REQUIRE(json.find("\"records_delegated\":1,") != std::string::npos);
-  std::string const table = Report::format_table(snap);
+  std::string const table = nsightkit::format_table(snap);
   REQUIRE(table.find("1 launched by a thread without ranges on a stream a range had made "
                      "current") != std::string::npos);
   REQUIRE(table.find("launched outside any range") == std::string::npos);

@@ -48,7 +48,7 @@ TEST_CASE("GPU times of 2 ms and 6 ms kernels come out 1:3, and a parent holds b
   }
   auto const snap = Report::snapshot();
   Report::disable();
-  std::string const table = Report::format_table(snap);
+  std::string const table = nsightkit::format_table(snap);
   INFO(table);
   auto const* step = snap.find("step");
   auto const* shorter = snap.find("step/short");

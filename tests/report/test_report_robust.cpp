@@ -313,7 +313,7 @@ TEST_CASE("nesting 100000 deep stays bounded: one (deeper ranges) row, outputs s
   REQUIRE(last.depth == 64);
   REQUIRE(last.cpu.count == 1);
   REQUIRE(snap.threads.back().depth_over_limit == 100000 - 64);
-  REQUIRE(Report::format_table(snap).find("nested deeper than the depth limit") !=
+  REQUIRE(nsightkit::format_table(snap).find("nested deeper than the depth limit") !=
           std::string::npos);
   std::string const json = StderrCapture::read_file(dir + "/s.json");
   REQUIRE(json.size() < 2'000'000);  // was 204 MB at depth 10^4 before the limit
@@ -340,8 +340,8 @@ TEST_CASE("control characters and bad UTF-8 in names cannot break the table or t
   { ScopedRange r{std::string{"bad \xff\xfe utf8"}}; }
   { ScopedRange r{std::string{"caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac"}}; }  // "café 日本"
   auto const snap = Report::snapshot();
-  std::string const table = Report::format_table(snap);
-  std::string const csv = Report::summary_csv(snap);
+  std::string const table = nsightkit::format_table(snap);
+  std::string const csv = nsightkit::summary_csv(snap);
   if (!nsightkit::enabled) return;
   INFO(table);
   REQUIRE(table.find('\x1b') == std::string::npos);
@@ -467,7 +467,7 @@ TEST_CASE("ranges named per step are pointed out in the table") {
     for (int layer = 0; layer < 48; ++layer) ScopedRange l{"h{}", layer};  // layers: no note
   }
   auto const snap = Report::snapshot();
-  std::string const table = Report::format_table(snap);
+  std::string const table = nsightkit::format_table(snap);
   if (!nsightkit::enabled) return;
   REQUIRE(count_of(table, "note: 40 sibling paths differ only in numbers") == 1);
   REQUIRE(table.find("'h") == std::string::npos);
@@ -480,5 +480,5 @@ TEST_CASE("under an injected CUDA tool the report says GPU times are not represe
   auto const snap = Report::snapshot();
   if (!nsightkit::enabled) return;
   REQUIRE(snap.gpu.note.find("a CUDA tool is attached") != std::string::npos);
-  REQUIRE(Report::format_table(snap).find("GPU: ") != std::string::npos);
+  REQUIRE(nsightkit::format_table(snap).find("GPU: ") != std::string::npos);
 }

@@ -186,7 +186,7 @@ void report(std::string const& dir) {
     check(train != nullptr && train->cpu.count == 3, "the report counts path 'train' 3 times");
     nsk::PathStats const* fwd0 = snap.find("train/forward 0");
     check(fwd0 != nullptr && fwd0->cpu.count == 2, "the report counts 'train/forward 0' twice");
-    check(nsk::Report::format_table(snap).find("forward 1") != std::string::npos,
+    check(nsk::format_table(snap).find("forward 1") != std::string::npos,
           "the table names 'forward 1'");
   } else {
     check(snap.paths.empty(), "a disabled report is empty");

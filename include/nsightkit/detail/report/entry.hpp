@@ -30,13 +30,13 @@ namespace detail::report::entry {
 /// parse_report_spec(): the NSIGHTKIT_REPORT grammar (ReportOptions::try_parse and parse).
 NSIGHTKIT_DETAIL_ENTRY bool parse(std::string_view spec, ReportOptions& out, bool& on,
                                   std::string& why);
-/// The table of `snapshot` as text (Report::format_table).
+/// The table of `snapshot` as text (format_table()).
 NSIGHTKIT_DETAIL_ENTRY std::string format_table(ReportSnapshot const& snapshot, bool per_thread);
-/// The summary of `snapshot` as JSON (Report::summary_json).
+/// The summary of `snapshot` as JSON (summary_json()).
 NSIGHTKIT_DETAIL_ENTRY std::string summary_json(ReportSnapshot const& snapshot);
-/// The summary of `snapshot` as CSV (Report::summary_csv).
+/// The summary of `snapshot` as CSV (summary_csv()).
 NSIGHTKIT_DETAIL_ENTRY std::string summary_csv(ReportSnapshot const& snapshot);
-/// The HTML page of `snapshot` (Report::html_page).
+/// The HTML page of `snapshot` (html_page()).
 NSIGHTKIT_DETAIL_ENTRY std::string html_page(ReportSnapshot const& snapshot);
 /// The file name the report writes for `path` (Report::output_path).
 NSIGHTKIT_DETAIL_ENTRY std::string output_path(std::string const& path);
