@@ -103,11 +103,7 @@ inline ProfilerBackend& cuda_profiler_backend() { return detail::capture::driver
  * nsightkit::request_capture();
  * @endcode
  */
-inline void request_capture() noexcept {
-#if NSIGHTKIT_ENABLED
-  detail::request_capture();
-#endif
-}
+inline void request_capture() noexcept { detail::capture::request(); }
 
 class CaptureWindow;
 
@@ -239,36 +235,13 @@ class CaptureWindow {
    * @brief Ends an open capture now (synchronizing first unless told not to) and captures
    *        nothing more: later steps are `off`. Safe from any thread; idempotent.
    */
-  void close() noexcept {
-    closed_.store(true, std::memory_order_seq_cst);  // seq_cst: see start_capture and arm
-#if NSIGHTKIT_ENABLED
-    if (counted_.exchange(false, std::memory_order_acq_rel)) {
-      detail::capture_state.windows.fetch_sub(1, std::memory_order_acq_rel);
-    }
-    // No lock when nothing is open (destructors of idle windows); stop_capture checks again.
-    if (capturing_.load(std::memory_order_seq_cst)) {  // seq_cst: see start_capture
-      stop_capture(next_step_.load(std::memory_order_acquire) - 1, false);
-    }
-    if (armed_.load(std::memory_order_seq_cst)) disarm();
-#endif
-  }
+  void close() noexcept;
 
   /// The phase of a step by the schedule in force (after NSIGHTKIT_CAPTURE) and the latest
   /// requested capture (request_capture()). Ignores close().
   /// @param step the step number.
   /// @return the phase, or `off` when capture is switched off.
-  [[nodiscard]] CapturePhase phase_of(std::int64_t step) const noexcept {
-    if (off_) return CapturePhase::off;
-#if NSIGHTKIT_ENABLED
-    std::int64_t const d = demand_first_.load(std::memory_order_acquire);
-    if (d >= 0 && step >= d) {
-      std::int64_t const k = step - d;
-      if (k < schedule_.warmup) return CapturePhase::warmup;
-      if (k - schedule_.warmup < schedule_.active) return CapturePhase::active;
-    }
-#endif
-    return schedule_.phase_of(step);
-  }
+  [[nodiscard]] CapturePhase phase_of(std::int64_t step) const noexcept;
 
   /// The schedule in force. @return the code's, or the environment's when it replaced it.
   [[nodiscard]] CaptureSchedule const& schedule() const noexcept { return schedule_; }
@@ -289,13 +262,7 @@ class CaptureWindow {
 
   /// Whether a capture is open. @return true between a window's start and its stop (always
   /// false under `NSIGHTKIT_DISABLE`).
-  [[nodiscard]] bool capturing() const noexcept {
-#if NSIGHTKIT_ENABLED
-    return capturing_.load(std::memory_order_acquire);
-#else
-    return false;
-#endif
-  }
+  [[nodiscard]] bool capturing() const noexcept;
 
   /// Calls `f` after each window starts, outside the window's lock (it may use windows). Register
   /// before the first step, from the thread that owns the window.
@@ -325,17 +292,19 @@ class CaptureWindow {
   /// Begins step `s`, or rejects it while another step is open (misuse()).
   void begin_step(CaptureStep& s);
 
-  void end_step(CaptureStep& s) noexcept {
-#if NSIGHTKIT_ENABLED
-    if (s.phase_ == CapturePhase::active && ends_at(s.number_)) stop_capture(s.number_, true);
-#endif
-    CaptureStep* expected = &s;
-    open_step_.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
-  }
+  void end_step(CaptureStep& s) noexcept;
 
   /// Reports a step that overlaps the open one: an exception, or (without exceptions) a message.
   void misuse(std::string const& message);
 
+  CaptureSchedule schedule_;
+  bool off_{false};
+  bool from_env_{false};
+  std::atomic<std::int64_t> next_step_{0};
+  std::atomic<CaptureStep*> open_step_{nullptr};
+  std::atomic<bool> closed_{false};
+
+  // The rest exists only when enabled: what drives the profiler, the NVTX window and requests.
 #if NSIGHTKIT_ENABLED
   /// Whether `step` belongs to the latest requested capture.
   bool in_request(std::int64_t step) const noexcept {
@@ -402,15 +371,6 @@ class CaptureWindow {
   void deliver(Edge const& edge) noexcept;
 
   static void close_for_exit(void* owner) noexcept { static_cast<CaptureWindow*>(owner)->close(); }
-#endif  // NSIGHTKIT_ENABLED
-
-  CaptureSchedule schedule_;
-  bool off_{false};
-  bool from_env_{false};
-  std::atomic<std::int64_t> next_step_{0};
-  std::atomic<CaptureStep*> open_step_{nullptr};
-  std::atomic<bool> closed_{false};
-#if NSIGHTKIT_ENABLED
   CaptureOptions options_{};
   ProfilerBackend* profiler_{nullptr};  // null once it failed; guarded by the registry mutex
   bool driver_profiler_{false};         // profiler_ was cuda_profiler_backend()
@@ -433,6 +393,8 @@ class CaptureWindow {
 
 NSIGHTKIT_DETAIL_END_NAMESPACE
 
+// Members whose enabled and disabled bodies differ; small, so inline in every mode.
+#include <nsightkit/detail/capture/window_inline.hpp>
 #if !NSIGHTKIT_DETAIL_COMPILED
 #include <nsightkit/detail/capture/step_impl.hpp>
 #if NSIGHTKIT_ENABLED
