@@ -25,7 +25,7 @@
 #include <string>
 
 #if NSIGHTKIT_ENABLED
-#include <nsightkit/detail/report/gpu_cupti.hpp>
+#include <nsightkit/detail/cupti/source.hpp>
 #include <nsightkit/detail/report/lifecycle.hpp>
 #endif
 
