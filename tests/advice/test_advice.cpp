@@ -309,7 +309,8 @@ TEST_CASE("graph-candidate: many small kernels whose launch gaps dominate, gain 
   REQUIRE(a.paths == std::vector<std::string>{"block"});
   REQUIRE(a.cost_ns == 29 * 8'000);
   REQUIRE(a.evidence.find("30 kernels per call of 2.00 us") != std::string::npos);
-  REQUIRE(a.suggestion.find("GraphCapture") != std::string::npos);
+  REQUIRE(a.suggestion.find("record the range once with nsightkit::GraphRecorder") !=
+          std::string::npos);
 }
 
 TEST_CASE("launch-bound: kernels shorter than the gaps between them, too few for a graph") {

@@ -2,7 +2,7 @@
 // that launched it, on any stream, from any thread, inside cuBLAS and graph launches; busy is the
 // union of the intervals (concurrent kernels once), serial kernels make busy equal their summed
 // time; device allocations per range; a thread launching outside any range on a stream a range
-// made current; in captured mode, collection from the warm-up step on with only captured steps
+// made current; in window-only mode, collection from the warm-up step on with only captured steps
 // counted. Spin kernels wait on the GPU's global timer, so their
 // lengths do not depend on clocks.
 #include "gpu/gpu_support.cuh"
@@ -51,7 +51,7 @@ __global__ void meet(int volatile* mine, int volatile* other, int* met, long lon
 
 constexpr long long us = 1000;
 
-/// A fresh report measuring with CUPTI (in captured mode: captured steps only).
+/// A fresh report measuring with CUPTI (in window-only mode: captured steps only).
 struct Session {
   explicit Session(bool captured = false) {
     REQUIRE(nsightkit::cupti_unavailable_reason().empty());
@@ -308,7 +308,8 @@ TEST_CASE("device memory allocated inside a range is charged to it") {
   REQUIRE(w.peak_bytes == bytes);
 }
 
-TEST_CASE("captured mode: CUPTI collects from the warm-up step on, counting captured steps only") {
+TEST_CASE(
+    "window-only mode: CUPTI collects from the warm-up step on, counting captured steps only") {
   Stream a;
   Session session{true};
   nsightkit::CaptureOptions co;

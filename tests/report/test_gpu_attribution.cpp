@@ -337,7 +337,8 @@ TEST_CASE("a step's name in Kineto's schema ends with the number its name ends w
   CHECK(nr::profiler_step_name("") == "");
 }
 
-TEST_CASE("captured mode: GPU activity is collected only in captured steps, settled at the end") {
+TEST_CASE(
+    "window-only mode: GPU activity is collected only in captured steps, settled at the end") {
   Session session{true};
   REQUIRE_FALSE(fake->active);  // no window active yet
   nsightkit::CaptureOptions co;
@@ -359,7 +360,7 @@ TEST_CASE("captured mode: GPU activity is collected only in captured steps, sett
   REQUIRE(snap.find("forward")->work.kernels == 2);
 }
 
-TEST_CASE("captured mode: collection starts at the warm-up steps, whose work is not counted") {
+TEST_CASE("window-only mode: collection starts at the warm-up steps, whose work is not counted") {
   Session session{true};
   nsightkit::CaptureOptions co;
   co.backends = nsightkit::CaptureBackend::nvtx_range;

@@ -45,7 +45,7 @@ enum class CaptureEdge : int {
 };
 
 /// The report's listener: it collects GPU activity only during warm-up and captured steps
-/// (captured mode; capture_wanted() says whether that is now) and settles GPU work when the
+/// (window-only mode; capture_wanted() says whether that is now) and settles GPU work when the
 /// last active window stops.
 using CaptureListener = void (*)(CaptureEdge edge) noexcept;
 

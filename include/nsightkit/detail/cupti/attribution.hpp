@@ -64,7 +64,7 @@ class AttributionSource : public GpuSource {
     Launch l;
     l.entered = now;
     if (State const* s = state(); s != nullptr && !counting(*s)) {
-      l.thread = outside_window;  // a warm-up step of captured mode: dropped when it arrives
+      l.thread = outside_window;  // a warm-up step under window-only: dropped when it arrives
     } else if (AttributionThread* t = launch_cursor.thread) {
       l.thread = t->index;
       l.node = t->open.empty() ? no_node : t->open.back().node;

@@ -12,7 +12,7 @@
 NSIGHTKIT_DETAIL_BEGIN_NAMESPACE
 namespace detail::report {
 
-/// Launch::thread of a launch made outside the capture window in captured mode (in warm-up
+/// Launch::thread of a launch made outside the capture window under window-only (in warm-up
 /// steps, when collection already runs): its work is not counted anywhere.
 inline constexpr std::uint32_t outside_window = 0xFFFFFFFEu;
 

@@ -304,12 +304,12 @@ inline std::vector<Advice> advise(ReportSnapshot const& s, AdviceMode mode,
       }
     }
     emit_finding(out, "graph-candidate", std::move(graph), b,
-                 "many small kernels whose launch gaps dominate: capture the range once with "
-                 "nsightkit::GraphCapture and replay it (docs/cuda-graphs.md); the gain is about "
+                 "many small kernels whose launch gaps dominate: record the range once with "
+                 "nsightkit::GraphRecorder and replay it (docs/cuda-graphs.md); the gain is about "
                  "the idle time");
     emit_finding(out, "launch-bound", std::move(launch), b,
                  "the GPU waits for launches: the kernels are shorter than the time between "
-                 "them; fuse kernels, give them more work (batch size), or capture a CUDA graph");
+                 "them; fuse kernels, give them more work (batch size), or record a CUDA graph");
   }
 
   if (waits_for_ranks(s)) {

@@ -41,7 +41,7 @@ namespace detail::report {
 /// Whether this copy has read NSIGHTKIT_REPORT (autostart()).
 NSIGHTKIT_DETAIL_VISIBLE inline std::atomic<bool> autostart_done{false};
 
-/// A capture window's edge. In captured mode the GPU source collects from a window's warm-up
+/// A capture window's edge. Under window-only the GPU source collects from a window's warm-up
 /// steps to its end, so CUPTI's start-up falls on warm-up steps; when the last active window
 /// stops, the GPU work of its steps is settled (the window has waited for the GPU, unless told
 /// not to).
@@ -87,7 +87,7 @@ inline void apply(State& s, ReportOptions const& o) {
   s.gpu_note = std::move(note);
   GpuSource* const previous = s.source.exchange(next, std::memory_order_acq_rel);
   if (previous != nullptr && previous != next) previous->activate(false);
-  // In captured mode collection runs only while a capture window is armed or active (on_capture,
+  // Under window-only collection runs only while a capture window is armed or active (on_capture,
   // which decides under s.mutex too). The listener first: an edge after the read is not lost.
   capture_state.listener.store(&on_capture, std::memory_order_release);
   if (next != nullptr) next->activate(!o.captured_only || capture_wanted());
