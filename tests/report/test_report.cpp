@@ -726,7 +726,7 @@ TEST_CASE("report specs that parse") {
   REQUIRE(o);
   REQUIRE(o->table.empty());
 
-  o = ReportOptions::try_parse("captured");  // modifiers alone: the table on stderr
+  o = ReportOptions::try_parse("window-only");  // modifiers alone: the table on stderr
   REQUIRE(o);
   REQUIRE(o->captured_only);
   REQUIRE(o->table == "stderr");
@@ -736,7 +736,7 @@ TEST_CASE("report specs that parse") {
   REQUIRE(o->table == "stderr");
 
   o = ReportOptions::try_parse(
-      "table=stdout,threads,gpu=off,samples=0,trace-events=10,paths=5,captured=off");
+      "table=stdout,threads,gpu=off,samples=0,trace-events=10,paths=5,window-only=off");
   REQUIRE(o);
   REQUIRE(o->table == "stdout");
   REQUIRE(o->per_thread);
