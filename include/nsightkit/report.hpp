@@ -120,48 +120,6 @@ class Report {
    */
   [[nodiscard]] static ReportSnapshot snapshot();
 
-  // Being moved to the free functions below: these stay until every caller is moved.
-  /**
-   * @brief The table for `snapshot`: tree-indented paths sorted by total, %run, self, percentiles.
-   * @param snapshot from snapshot()
-   * @param per_thread also list every thread on its own
-   * @return the table's text, one line per row.
-   * @throws std::bad_alloc when the text cannot be built.
-   */
-  [[nodiscard]] static std::string format_table(ReportSnapshot const& snapshot,
-                                                bool per_thread = false) {
-    return detail::report::entry::format_table(snapshot, per_thread);
-  }
-
-  /// The summary of a snapshot as JSON. @param snapshot from snapshot()
-  /// @return the JSON document (format "nsightkit-report", version 1; see docs/report.md).
-  /// @throws std::bad_alloc when the text cannot be built.
-  [[nodiscard]] static std::string summary_json(ReportSnapshot const& snapshot) {
-    return detail::report::entry::summary_json(snapshot);
-  }
-
-  /// The summary of a snapshot as CSV. @param snapshot from snapshot()
-  /// @return a header line, then one row per path (scope "all") and per thread and path.
-  /// @throws std::bad_alloc when the text cannot be built.
-  [[nodiscard]] static std::string summary_csv(ReportSnapshot const& snapshot) {
-    return detail::report::entry::summary_csv(snapshot);
-  }
-
-  /**
-   * @brief The HTML page of `snapshot`: one self-contained file (inline styles and scripts, no
-   *        network) with an icicle view of the path tree, the sortable and filterable table,
-   *        steps over the run and top kernels per module. See docs/report-html.md.
-   *
-   * The page needs no library: its own script draws the charts, so it is whole wherever it is
-   * written.
-   * @param snapshot from snapshot()
-   * @return the page's HTML text.
-   * @throws std::bad_alloc when the text cannot be built.
-   */
-  [[nodiscard]] static std::string html_page(ReportSnapshot const& snapshot) {
-    return detail::report::entry::html_page(snapshot);
-  }
-
   /**
    * @brief The Chrome trace-event JSON of the ranges recorded so far.
    *

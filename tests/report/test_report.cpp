@@ -342,7 +342,7 @@ TEST_CASE("past the exact-sample limit percentiles come from the log histogram, 
     REQUIRE(t.max_ns == 100000);
     REQUIRE(std::abs(t.p50_ns - 50000) <= 50000 / 32);
     REQUIRE(std::abs(t.p95_ns - 95000) <= 95000 / 32);
-    REQUIRE(Report::format_table(snap).find("~") != std::string::npos);
+    REQUIRE(nsightkit::format_table(snap).find("~") != std::string::npos);
   }
 }
 
@@ -416,7 +416,7 @@ TEST_CASE("per-thread rows and merged rows - a thread that exited keeps its data
     REQUIRE(snap.find("load", worker_tid)->thread == worker_tid);
     REQUIRE(snap.find("load")->thread == 0);
     // The table's last line names each thread as its section does, then its count of ranges.
-    std::string const table = Report::format_table(snap);
+    std::string const table = nsightkit::format_table(snap);
     INFO(table);
     REQUIRE(table.find("\nranges per thread: thread " + std::to_string(worker_tid) +
                        " \"worker\" (exited): 6; thread " + std::to_string(this_tid()) + ": 2\n") !=
@@ -443,7 +443,7 @@ TEST_CASE("capture-window step ranges delimit steps and are never path component
     REQUIRE(snap.steps.count == 4);
     REQUIRE(snap.steps.total_ns == 44);
     REQUIRE(snap.steps.p50_ns == 11);
-    REQUIRE(Report::format_table(snap).find(
+    REQUIRE(nsightkit::format_table(snap).find(
                 "capture-window steps (every step of every window): 4 steps") != std::string::npos);
   }
 }
@@ -530,7 +530,7 @@ TEST_CASE("past the per-thread path limit new paths are counted under (other pat
                   "root/child0 count=1 total=1 self=1", "root/child1 count=1 total=1 self=1"}));
   if (nsightkit::enabled) {
     REQUIRE(snap.threads[0].paths_over_limit == 3);
-    REQUIRE(Report::format_table(snap).find("beyond the per-thread path limit") !=
+    REQUIRE(nsightkit::format_table(snap).find("beyond the per-thread path limit") !=
             std::string::npos);
   }
 }
@@ -567,7 +567,7 @@ TEST_CASE("the table is tree-indented, sorted by total, with percentages of the 
   for (int step = 0; step < 2; ++step) model_step();
   tick(10);  // run time 100: model 90 = 90 %
   auto const snap = Report::snapshot();
-  std::string const table = Report::format_table(snap);
+  std::string const table = nsightkit::format_table(snap);
   if (nsightkit::enabled) {
     REQUIRE(snap.run_ns == 100);
     INFO(table);
@@ -591,8 +591,8 @@ TEST_CASE("summary JSON and CSV carry every row - strings are escaped") {
     tick(1);
   }
   auto const snap = Report::snapshot();
-  std::string const json = Report::summary_json(snap);
-  std::string const csv = Report::summary_csv(snap);
+  std::string const json = nsightkit::summary_json(snap);
+  std::string const csv = nsightkit::summary_csv(snap);
   REQUIRE(json.find("\"format\":\"nsightkit-report\"") != std::string::npos);
   REQUIRE(csv.rfind("scope,tid,thread,path,depth,count,total_ns", 0) == 0);
   if (nsightkit::enabled) {
@@ -996,7 +996,7 @@ TEST_CASE("GPU time per path from event pairs, resolved without waiting, events 
   REQUIRE(trace.find("\"name\":\"thread_name\",\"pid\":") != std::string::npos);
   REQUIRE(trace.find("GPU stream") != std::string::npos);
   REQUIRE(trace.find(",\"dur\":6.000,\"args\":{\"path\":\"layer/k6\"") != std::string::npos);
-  REQUIRE(Report::format_table(snap).find("GPU total") != std::string::npos);
+  REQUIRE(nsightkit::format_table(snap).find("GPU total") != std::string::npos);
 }
 
 TEST_CASE("pairs still running at the snapshot are waited for there, and only there") {
@@ -1048,7 +1048,7 @@ TEST_CASE("a failing GPU backend stops GPU timing with one message - CPU times g
   REQUIRE(snap.find("k")->cpu.count == 3);
   REQUIRE(snap.find("k")->gpu.count == 0);
   REQUIRE(snap.gpu.error == "cuCtxGetDevice returned fakeErrorNoDevice (35): no fake device");
-  REQUIRE(Report::format_table(snap).find("GPU timing stopped: cuCtxGetDevice") !=
+  REQUIRE(nsightkit::format_table(snap).find("GPU timing stopped: cuCtxGetDevice") !=
           std::string::npos);
   // The failure is process-wide and sticky: reset the flag so later tests can time again.
   nsightkit::detail::report::events_source().clear_failure();
