@@ -315,7 +315,7 @@ class AttributionSource : public GpuSource {
     tw = ThreadWork{};
     tw.generation = generation;
     for (Parked const& p : parked) {
-      if (p.l.generation == static_cast<std::uint32_t>(generation)) tw.parked.push_back(p);
+      if (p.launch.generation == static_cast<std::uint32_t>(generation)) tw.parked.push_back(p);
     }
     parked_ -= parked.size() - tw.parked.size();
   }
@@ -410,9 +410,10 @@ class AttributionSource : public GpuSource {
         ThreadWork& tw = thread_work(static_cast<std::uint32_t>(td.index));
         for (Parked& p : tw.parked) {
           if (p.replay == no_node || p.target != no_node ||
-              p.l.generation != static_cast<std::uint32_t>(generation) || p.replay >= paths_.size())
+              p.launch.generation != static_cast<std::uint32_t>(generation) ||
+              p.replay >= paths_.size())
             continue;
-          std::uint32_t node = p.l.node < td.nodes.size() ? p.l.node : no_node;
+          std::uint32_t node = p.launch.node < td.nodes.size() ? p.launch.node : no_node;
           for (Component const& c : paths_[p.replay]) {
             node = find_node(s, td, node, c.domain.c_str(), c.name);
           }
@@ -439,8 +440,9 @@ class AttributionSource : public GpuSource {
     for (auto const& i : closed) (i.seq_end <= limit ? ready : tw.deferred).push_back(i);
     std::vector<Parked> now, later;
     for (Parked const& p : tw.parked) {
-      if (p.l.generation != static_cast<std::uint32_t>(generation)) continue;  // before a reset
-      (p.l.seq < limit ? now : later).push_back(p);
+      if (p.launch.generation != static_cast<std::uint32_t>(generation))
+        continue;  // before a reset
+      (p.launch.seq < limit ? now : later).push_back(p);
     }
     parked_ -= tw.parked.size() - later.size();
     tw.parked = std::move(later);
@@ -454,13 +456,13 @@ class AttributionSource : public GpuSource {
     }
     account_replays(tw, replayed, parents, slices);
     std::sort(now.begin(), now.end(),
-              [](Parked const& a, Parked const& b) { return a.l.seq < b.l.seq; });
+              [](Parked const& a, Parked const& b) { return a.launch.seq < b.launch.seq; });
     std::vector<std::uint8_t> own(now.size(), 0);
     Parked const* const base = now.data();
     Parked const* const end = base + now.size();
     auto first_at = [&](std::uint32_t at) {
       return std::lower_bound(base, end, at,
-                              [](Parked const& p, std::uint32_t v) { return p.l.seq < v; });
+                              [](Parked const& p, std::uint32_t v) { return p.launch.seq < v; });
     };
     for (auto const& i : ready) {
       account(tw, i.node, i.seq_begin, first_at(i.seq_begin), first_at(i.seq_end), true, own, base);
@@ -474,19 +476,20 @@ class AttributionSource : public GpuSource {
     }
     for (std::size_t k = 0; k < now.size(); ++k) {
       Parked const& p = now[k];
-      slices.push_back(Slice{p.a.start, p.a.end - p.a.start, p.l.entered, p.l.node, p.a.device,
-                             p.a.stream, p.a.correlation, label_key(p.a)});
+      slices.push_back(Slice{p.activity.start, p.activity.end - p.activity.start, p.launch.entered,
+                             p.launch.node, p.activity.device, p.activity.stream,
+                             p.activity.correlation, label_key(p.activity)});
       if (own[k] != 0) continue;
       // Its range's work was settled before it arrived: counted for its own path only.
       ++late_;
-      GpuWork& w = node_work(tw, p.l.node);
-      if (p.a.kind == GpuActivity::Kind::kernel) {
+      GpuWork& w = node_work(tw, p.launch.node);
+      if (p.activity.kind == GpuActivity::Kind::kernel) {
         ++w.kernels;
         ++w.self_kernels;
-        w.kernel_ns += p.a.end - p.a.start;
+        w.kernel_ns += p.activity.end - p.activity.start;
         if (p.delegated) {
           ++w.delegated_kernels;
-          w.delegated_kernel_ns += p.a.end - p.a.start;
+          w.delegated_kernel_ns += p.activity.end - p.activity.start;
         }
       }
     }
@@ -550,13 +553,15 @@ class AttributionSource : public GpuSource {
     for (Parked& p : delegated_) {
       --parked_;
       StreamOwner o{};
-      if (!owners_.find((std::uint64_t{p.a.device} << 32) | p.a.stream, p.l.entered, o)) {
+      if (!owners_.find((std::uint64_t{p.activity.device} << 32) | p.activity.stream,
+                        p.launch.entered, o)) {
         ++unattributed_;
         continue;
       }
       ++delegated_count_;
       p.delegated = true;
-      p.l = Launch{o.thread, o.node, o.seq, static_cast<std::uint32_t>(o.generation), p.l.entered};
+      p.launch = Launch{o.thread, o.node, o.seq, static_cast<std::uint32_t>(o.generation),
+                        p.launch.entered};
       ThreadWork& tw = thread_work(o.thread);
       tw.parked.push_back(p);
       tw.arrived = std::max(tw.arrived, o.seq + 1);

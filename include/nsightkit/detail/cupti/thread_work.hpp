@@ -100,8 +100,8 @@ struct AttributionThread final : ThreadGpu {
 
 /// An activity waiting, with its launch, to be settled.
 struct Parked {
-  GpuActivity a;
-  Launch l;
+  GpuActivity activity;
+  Launch launch;
   std::uint32_t replay{no_node};  // a graph node's work: the id of its captured relative path
   std::uint32_t target{no_node};  // ... and the node of the replaying thread it belongs to
   bool delegated{false};          // launched outside any range, given to its stream's owner
@@ -268,7 +268,7 @@ inline void total(Totals& t, GpuActivity const& a, bool device) {
 /// Adds one activity to a call's part: its time bounds and its work. `mine`: the call's own range
 /// launched it (not a range nested inside).
 inline void add_to_call(Partial& p, Parked const& r, bool mine) {
-  GpuActivity const& a = r.a;
+  GpuActivity const& a = r.activity;
   p.first = p.any ? std::min(p.first, a.start) : a.start;
   p.last = p.any ? std::max(p.last, a.end) : a.end;
   p.any = true;
@@ -287,7 +287,7 @@ inline void add_to_call(Partial& p, Parked const& r, bool mine) {
   } else {
     w.memsets.add(a);
   }
-  w.latency.add(std::max<std::int64_t>(0, a.start - r.l.entered), 1024);
+  w.latency.add(std::max<std::int64_t>(0, a.start - r.launch.entered), 1024);
   w.add_stream(a.device, a.stream);
 }
 
@@ -302,8 +302,8 @@ inline void account(ThreadWork& tw, std::uint32_t node, std::uint32_t seq_begin,
   Partial& p = found != tw.partials.end() ? found->second : tw.partials[key];
   std::vector<std::pair<std::int64_t, std::int64_t>> all, self;
   for (Parked const* r = lo; r != hi; ++r) {
-    GpuActivity const& a = r->a;
-    bool const mine = r->l.node == node;
+    GpuActivity const& a = r->activity;
+    bool const mine = r->launch.node == node;
     if (mine) own[static_cast<std::size_t>(r - base)] = 1;
     add_to_call(p, *r, mine);
     all.emplace_back(a.start, a.end);
@@ -328,14 +328,14 @@ inline void account_replays(ThreadWork& tw, std::vector<Parked> const& replayed,
                             std::vector<std::uint32_t> const& parents, std::vector<Slice>& slices) {
   if (replayed.empty()) return;
   std::map<std::uint32_t, std::vector<Parked const*>> by_launch;
-  for (Parked const& p : replayed) by_launch[p.a.correlation].push_back(&p);
+  for (Parked const& p : replayed) by_launch[p.activity.correlation].push_back(&p);
   for (auto const& [correlation, records] : by_launch) {
     (void)correlation;
     std::map<std::uint32_t, Partial> calls;  // node -> this replay's part
     for (Parked const* r : records) {
-      GpuActivity const& a = r->a;
-      slices.push_back(Slice{a.start, a.end - a.start, r->l.entered, r->target, a.device, a.stream,
-                             0, label_key(a)});
+      GpuActivity const& a = r->activity;
+      slices.push_back(Slice{a.start, a.end - a.start, r->launch.entered, r->target, a.device,
+                             a.stream, 0, label_key(a)});
       for (std::uint32_t n = r->target; n != no_node;
            n = n < parents.size() ? parents[n] : no_node) {
         Partial& c = calls[n];
