@@ -1,8 +1,7 @@
 // Internal: the report's default clock — nanoseconds on std::chrono::steady_clock's scale.
 //
-// A recorded range reads the clock twice, and the clock is most of its cost: steady_clock::now()
-// took 45-56 ns on an H100 cloud host's vCPUs (clock_gettime through the vDSO), the TSC 22-30 ns.
-// So where the kernel itself keeps time with the TSC (clocksource "tsc", which it chooses only
+// A recorded range reads the clock twice, and on cloud vCPUs steady_clock::now() (clock_gettime
+// through the vDSO) costs about twice a TSC read (bench/RESULTS.md). So where the kernel itself keeps time with the TSC (clocksource "tsc", which it chooses only
 // for an invariant TSC synchronised across CPUs), the report reads the TSC and converts it with
 // a scale measured against steady_clock once per process (about 2 ms, when the report's state is
 // created). Readings stay on steady_clock's time line (the conversion is anchored to it, so

@@ -7,7 +7,7 @@
 // thread of the process execute a full memory barrier (Linux's membarrier, private expedited), and
 // then waits until the owner is not busy. After that barrier an owner either was already seen busy
 // or sees the announcement and steps back until the other thread is done. An uncontended owner
-// pair costs about what two plain stores do; an atomic exchange costs 10-20 ns on cloud vCPUs.
+// pair costs about what two plain stores do, far less than an atomic exchange on cloud vCPUs.
 //
 // Where membarrier cannot be registered (another OS, an old kernel, a seccomp filter), every side
 // takes an ordinary spin lock, as before.
