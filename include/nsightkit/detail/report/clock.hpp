@@ -4,9 +4,10 @@
 // through the vDSO) costs about twice a TSC read (bench/RESULTS.md). So where the kernel itself
 // keeps time with the TSC (clocksource "tsc", which it chooses only for an invariant TSC
 // synchronised across CPUs), the report reads the TSC and converts it with a scale measured
-// against steady_clock once per process (about 2 ms, when the report's state is created). Readings stay on steady_clock's time line (the conversion is anchored to it, so
-// time_origin_ns lines up across processes) to within the calibration's error: about 1e-5 of
-// the time since calibration. Anywhere else — another clocksource, another CPU or compiler, or
+// against steady_clock once per process (about 2 ms, when the report's state is created).
+// Readings stay on steady_clock's time line (the conversion is anchored to it, so time_origin_ns
+// lines up across processes) to within the calibration's error: about 1e-5 of the time since
+// calibration. Anywhere else — another clocksource, another CPU or compiler, or
 // NSIGHTKIT_REPORT_CLOCK=steady in the environment — it calls steady_clock.
 #pragma once
 
