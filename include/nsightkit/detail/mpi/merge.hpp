@@ -30,11 +30,6 @@ struct Component {
   std::string name;
 };
 
-/// A component as the report prints it (report/path_names.hpp).
-inline std::string component_label(std::string const& domain, std::string const& name) {
-  return report::component(domain, name);
-}
-
 /// Where GPU numbers come from: CUPTI's busy time of the work a path launched, on any stream (a
 /// collective's kernels on NCCL's stream too), or the span between CUDA events on the thread's
 /// current stream. The two measure different things: a merged row whose ranks differ is "mixed".
@@ -121,7 +116,7 @@ inline RankReport rank_report(ReportSnapshot const& snap, int rank) {
     RankRow row;
     row.key = stack;
     row.path = valid_utf8(p.path);
-    row.label = component_label(stack.back().domain, stack.back().name);
+    row.label = report::component(stack.back().domain, stack.back().name);
     row.depth = p.depth;
     row.count = p.cpu.count;
     row.total_ns = p.cpu.total_ns;
@@ -144,7 +139,7 @@ inline RankReport rank_report(ReportSnapshot const& snap, int rank) {
   for (NamedStats const& n : snap.start_end) {
     RankRow row;
     row.key = {Component{valid_utf8(n.domain), valid_utf8(n.name)}};
-    row.label = component_label(row.key[0].domain, row.key[0].name);
+    row.label = report::component(row.key[0].domain, row.key[0].name);
     row.path = row.label;
     row.count = n.time.count;
     row.total_ns = n.time.total_ns;

@@ -10,6 +10,7 @@
 #include <nsightkit/detail/json.hpp>
 #include <nsightkit/detail/mpi/merge.hpp>
 #include <nsightkit/detail/report/output/text_sink.hpp>
+#include <nsightkit/detail/report/path_names.hpp>
 #include <nsightkit/detail/text.hpp>
 #include <nsightkit/mpi_types.hpp>
 
@@ -454,7 +455,7 @@ inline std::string format_table(MergedView const& v, TextOptions const& o) {
     lines.emplace_back("");
     lines.emplace_back("marks:");
     for (auto const& [mark, per_rank] : marks) {
-      std::string const label = component_label(mark.domain, mark.name);
+      std::string const label = report::component(mark.domain, mark.name);
       std::set<std::uint64_t> counts;
       for (auto const& [r, c] : per_rank) counts.insert(c);
       if (counts.size() == 1 && per_rank.size() == all_ranks.size()) {
